@@ -1,0 +1,44 @@
+# The two commands of the README: `make demo` and `make test`.
+# Both install any missing Debian package first (apt-get; sudo only when not root).
+
+DEB_PACKAGES := cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev \
+                libtomlplusplus-dev nlohmann-json3-dev libfmt-dev python3-matplotlib
+SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+FABSIM := build/release/apps/fabsim/fabsim
+
+.PHONY: demo test deps build-release build-asan test-release test-asan bench clean
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+build-release: deps
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS)
+
+build-asan: deps
+	cmake --preset asan >/dev/null
+	cmake --build --preset asan -j $(JOBS)
+
+demo: build-release
+	$(FABSIM) run scenarios/quickstart.toml
+
+test-release: build-release
+	ctest --preset release
+
+test-asan: build-asan
+	ctest --preset asan
+
+test: test-release test-asan
+
+bench: build-release
+	build/release/bench/fabsim_bench
+
+clean:
+	rm -rf build

@@ -1,0 +1,134 @@
+// fabsim command line: run, validate, list.
+#include <CLI/CLI.hpp>   // command line
+#include <fmt/format.h>  // output
+
+#include <chrono>     // progress line
+#include <cstdio>     // stderr
+#include <exception>  // top-level errors
+#include <string>     // arguments
+#include <vector>     // overrides
+
+#include "report/writers.h"
+#include "scenario/runner.h"
+#include "scenario/scenario.h"
+
+namespace fabsim {
+namespace {
+
+// Prints simulated time, wall time and events/s on stderr, once a second after the first 2 s.
+class StderrProgress : public ProgressHook {
+ public:
+  void on_progress(Time now, uint64_t events) override {
+    const auto t = std::chrono::steady_clock::now();
+    const double wall = std::chrono::duration<double>(t - start_).count();
+    if (wall < 2.0 || wall - last_ < 1.0) return;
+    last_ = wall;
+    std::fprintf(stderr, "\r[fabsim] simulated %.3f us  wall %.1f s  %.2f M events/s   ",
+                 now.us_f(), wall, static_cast<double>(events) / wall * 1e-6);
+    printed_ = true;
+  }
+  void done() const {
+    if (printed_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  double last_ = 0;
+  bool printed_ = false;
+};
+
+void print_params(const std::vector<ParamDoc>& params) {
+  for (const auto& p : params) {
+    if (p.type == "table") continue;
+    fmt::print("    {:<34} {:<14} {}  [{}]\n", p.key, p.default_value.empty() ? "\"\"" : p.default_value,
+               p.description, p.type);
+  }
+}
+
+void print_catalogue() {
+  const auto cat = describe_catalogue();
+  auto section = [](const char* title, const std::vector<Catalogue::Entry>& entries) {
+    fmt::print("{}\n", title);
+    for (const auto& e : entries) {
+      fmt::print("  {:<16} {}\n", e.name, e.description);
+      print_params(e.params);
+    }
+    fmt::print("\n");
+  };
+  section("topologies (topology.kind)", cat.topologies);
+  section("transports (transport.kind)", cat.transports);
+  section("path-selection policies (routing.policy)", cat.policies);
+  section("workloads (workload.kind)", cat.workloads);
+  fmt::print("common parameters\n");
+  print_params(cat.common);
+}
+
+int run_command(const std::string& file, const std::vector<std::string>& sets,
+                const std::string& out, const uint64_t* seed) {
+  const ScenarioConfig cfg = load_scenario(file, sets, seed);
+  StderrProgress progress;
+  Run run(cfg);
+  const RunResult r = run.execute(&progress, 1 << 18);
+  progress.done();
+  fmt::print("{}", summary_table(r));
+  if (!out.empty()) {
+    write_results(r, out, cfg.output.flows_csv);
+    fmt::print("results written to {}/\n", out);
+  }
+  std::fprintf(stderr, "[fabsim] wall %.3f s, %llu events, %.2f M events/s, sim/wall %.3g\n",
+               r.wall_seconds, static_cast<unsigned long long>(r.events),
+               r.wall_seconds > 0 ? static_cast<double>(r.events) / r.wall_seconds * 1e-6 : 0.0,
+               r.wall_seconds > 0 ? r.end_time.sec_f() / r.wall_seconds : 0.0);
+  return 0;
+}
+
+}  // namespace
+}  // namespace fabsim
+
+int main(int argc, char** argv) {
+  using namespace fabsim;
+  CLI::App app{"fabsim: packet-level simulator of AI-datacenter scale-out networks"};
+  app.require_subcommand(1);
+
+  std::string file;
+  std::vector<std::string> sets;
+  std::string out;
+  uint64_t seed = 0;
+  auto* run = app.add_subcommand("run", "run a scenario and print its summary table");
+  run->add_option("scenario", file, "scenario TOML file")->required();
+  run->add_option("--set", sets, "override a key: --set network.ecn.kmin=10KB (repeatable)");
+  run->add_option("--out", out, "directory for summary.json, flows.csv and trace.csv");
+  auto* seed_opt = run->add_option("--seed", seed, "RNG seed (overrides simulation.seed)");
+
+  std::string vfile;
+  std::vector<std::string> vsets;
+  auto* validate = app.add_subcommand("validate", "check a scenario without running it");
+  validate->add_option("scenario", vfile, "scenario TOML file")->required();
+  validate->add_option("--set", vsets, "override a key (repeatable)");
+
+  auto* list = app.add_subcommand("list", "topologies, transports, policies and parameters");
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (run->parsed()) {
+      return run_command(file, sets, out, seed_opt->count() > 0 ? &seed : nullptr);
+    }
+    if (validate->parsed()) {
+      const auto cfg = load_scenario(vfile, vsets);
+      fmt::print("{}: valid ({} hosts, transport {}, workload {})\n", vfile, cfg.topology.hosts(),
+                 cfg.transport.kind, cfg.workload.kind);
+      return 0;
+    }
+    if (list->parsed()) {
+      print_catalogue();
+      return 0;
+    }
+  } catch (const ConfigError& e) {
+    std::fprintf(stderr, "fabsim: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fabsim: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,3 @@
+// Benchmarks: filled in below.
+#include <benchmark/benchmark.h>
+BENCHMARK_MAIN();

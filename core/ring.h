@@ -1,0 +1,59 @@
+// A FIFO ring buffer with power-of-two capacity that allocates nothing until the first push.
+// Used for per-class port queues and link in-flight lists, of which a large fabric has tens of
+// thousands (a std::deque allocates on construction).
+#pragma once
+
+#include <cstddef>  // size_t
+#include <memory>   // unique_ptr storage
+#include <utility>  // move
+
+#include "core/assert.h"
+
+namespace fabsim {
+
+template <typename T>
+class Ring {
+ public:
+  bool empty() const { return count_ == 0; }
+  size_t size() const { return count_; }
+  T& front() {
+    FABSIM_ASSERT(count_ > 0);
+    return buf_[head_];
+  }
+  const T& front() const {
+    FABSIM_ASSERT(count_ > 0);
+    return buf_[head_];
+  }
+  /// Element i positions behind the front.
+  T& operator[](size_t i) { return buf_[(head_ + i) & (cap_ - 1)]; }
+  void push_back(const T& v) {
+    if (count_ == cap_) grow();
+    buf_[(head_ + count_) & (cap_ - 1)] = v;
+    ++count_;
+  }
+  void pop_front() {
+    FABSIM_ASSERT(count_ > 0);
+    head_ = (head_ + 1) & (cap_ - 1);
+    --count_;
+  }
+  void clear() {
+    head_ = 0;
+    count_ = 0;
+  }
+
+ private:
+  void grow() {
+    const size_t cap = cap_ == 0 ? 8 : cap_ * 2;
+    auto next = std::make_unique<T[]>(cap);
+    for (size_t i = 0; i < count_; ++i) next[i] = std::move(buf_[(head_ + i) & (cap_ - 1)]);
+    buf_ = std::move(next);
+    cap_ = cap;
+    head_ = 0;
+  }
+  std::unique_ptr<T[]> buf_;
+  size_t cap_ = 0;
+  size_t head_ = 0;
+  size_t count_ = 0;
+};
+
+}  // namespace fabsim

@@ -1,0 +1,58 @@
+// One Simulation object owns the scheduler, the packet pool and the seed; it is passed by
+// reference to every component (no globals; several simulations may run in one process).
+#pragma once
+
+#include <cstdint>  // uint64_t
+
+#include "core/packet_pool.h"
+#include "core/rng.h"
+#include "core/scheduler.h"
+#include "core/units.h"
+
+namespace fabsim {
+
+/// Called every `interval` events during run() so a driver can print progress; optional.
+class ProgressHook {
+ public:
+  virtual ~ProgressHook() = default;
+  virtual void on_progress(Time now, uint64_t events) = 0;
+};
+
+class Simulation {
+ public:
+  explicit Simulation(uint64_t seed) : seed_(seed) {}
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  Time now() const { return now_; }
+  uint64_t seed() const { return seed_; }
+  Scheduler& scheduler() { return sched_; }
+  PacketPool& pool() { return pool_; }
+  /// A random stream for one component; identical for the same seed and stream id.
+  Rng rng(uint64_t stream) const { return Rng(seed_, stream); }
+
+  void schedule(Time at, EventTarget* target, uint32_t tag, uint32_t gen = 0) {
+    sched_.schedule(at, target, tag, gen);
+  }
+  /// Runs events in (time, seq) order until none are left, `until` is passed, or stop() is
+  /// called. Returns the number of events executed by this call.
+  uint64_t run(Time until = Time::max());
+  void stop() { stopped_ = true; }
+  uint64_t events() const { return events_; }
+  void set_progress_hook(ProgressHook* hook, uint64_t interval) {
+    hook_ = hook;
+    hook_interval_ = interval;
+  }
+
+ private:
+  uint64_t seed_;
+  Time now_;
+  Scheduler sched_;
+  PacketPool pool_;
+  uint64_t events_ = 0;
+  bool stopped_ = false;
+  ProgressHook* hook_ = nullptr;
+  uint64_t hook_interval_ = 0;
+};
+
+}  // namespace fabsim

@@ -1,0 +1,101 @@
+// A host NIC port (every GPU has its own, seed 002 §3.1). It obeys PFC from its leaf, sends
+// control packets (ACK, CNP) at strict priority, and schedules data among its active transmit
+// sources (queue pairs, datagram flows) round-robin, honouring each source's pacing time.
+// Received packets go to the endpoint named in the packet (the transport's receiver or sender).
+#pragma once
+
+#include <cstdint>  // ids
+#include <memory>   // unique_ptr port
+#include <string>   // name
+#include <vector>   // active sources, endpoint table
+
+#include "core/packet.h"
+#include "core/scheduler.h"
+#include "core/simulation.h"
+#include "net/node.h"
+#include "net/port.h"
+
+namespace fabsim {
+
+/// A sender of data through a NIC (a QP, a datagram flow). The NIC pulls one packet at a time.
+class TxSource {
+ public:
+  virtual ~TxSource() = default;
+  /// Earliest time the next packet may leave (pacing); Time::max() when nothing is pending.
+  virtual Time ready_at() const = 0;
+  virtual uint8_t tclass() const = 0;
+  /// Builds the next packet; called at a time >= ready_at().
+  virtual Packet* take(Time now) = 0;
+
+ private:
+  friend class Host;
+  bool on_nic_ = false;  // in the NIC's active list
+};
+
+/// Receives packets addressed to it (Packet::endpoint); it owns each packet it is given.
+class Endpoint {
+ public:
+  virtual ~Endpoint() = default;
+  virtual void receive(Packet* p) = 0;
+};
+
+/// Per-simulation table of endpoints, indexed by Packet::endpoint.
+class EndpointTable {
+ public:
+  uint32_t add(Endpoint* e) {
+    table_.push_back(e);
+    return static_cast<uint32_t>(table_.size() - 1);
+  }
+  Endpoint* at(uint32_t id) const { return table_[id]; }
+  size_t size() const { return table_.size(); }
+
+ private:
+  std::vector<Endpoint*> table_;
+};
+
+struct HostCounters {
+  uint64_t rx_packets = 0;
+  uint64_t rx_data_packets = 0;
+  uint64_t rx_bytes = 0;
+};
+
+class Host : public Node, public EventTarget {
+ public:
+  Host(Simulation& sim, uint32_t id, std::string name, const EndpointTable& endpoints);
+
+  /// Connects the NIC's single port to its egress link.
+  void attach(Link* out);
+  /// Puts `s` on the NIC's active list (no-op if already there) and tries to send.
+  void activate(TxSource* s);
+  /// Sends a control packet (ACK, NACK, CNP) ahead of data.
+  void send_control(Packet* p);
+  /// Re-evaluates sending (after a source's pacing time moved earlier).
+  void kick() { port_->kick(); }
+
+  void receive(Packet* p, uint16_t port) override;
+  void on_dequeue(uint16_t /*port*/, Packet& /*p*/) override {}
+  Packet* pull(uint16_t port, uint8_t paused_mask) override;
+  void on_event(uint32_t tag, uint32_t gen) override;
+  const std::string& name() const override { return name_; }
+
+  uint32_t id() const { return id_; }
+  EgressPort& port() { return *port_; }
+  const EgressPort& port() const { return *port_; }
+  Rate rate() const { return port_->link()->config().rate; }
+  const HostCounters& counters() const { return counters_; }
+  size_t active_sources() const { return active_.size(); }
+
+ private:
+  void drop_idle_sources();
+  Simulation& sim_;
+  uint32_t id_;
+  std::string name_;
+  const EndpointTable& endpoints_;
+  std::unique_ptr<EgressPort> port_;
+  std::vector<TxSource*> active_;
+  size_t rr_ = 0;
+  Timer pacing_;
+  HostCounters counters_;
+};
+
+}  // namespace fabsim

@@ -1,0 +1,45 @@
+// Network assembly; see network.h.
+#include "net/network.h"
+
+namespace fabsim {
+
+Host& Network::add_host(std::string name) {
+  const auto id = static_cast<uint32_t>(hosts_.size());
+  hosts_.push_back(std::make_unique<Host>(sim_, id, std::move(name), endpoints_));
+  return *hosts_.back();
+}
+
+Switch& Network::add_switch(const SwitchConfig& cfg, std::string name) {
+  const auto id = static_cast<uint32_t>(switches_.size());
+  switches_.push_back(std::make_unique<Switch>(sim_, cfg, id, std::move(name)));
+  return *switches_.back();
+}
+
+Link* Network::make_link(const Link::Config& cfg, Node* dst, uint16_t dst_port) {
+  links_.push_back(std::make_unique<Link>(sim_, cfg, dst, dst_port, links_.size()));
+  return links_.back().get();
+}
+
+uint16_t Network::connect(Host& h, Switch& s, const Link::Config& cfg) {
+  const auto sp = static_cast<uint16_t>(s.port_count());
+  h.attach(make_link(cfg, &s, sp));
+  return s.add_port(make_link(cfg, &h, 0));
+}
+
+std::pair<uint16_t, uint16_t> Network::connect(Switch& a, Switch& b, const Link::Config& cfg) {
+  const auto pa = static_cast<uint16_t>(a.port_count());
+  const auto pb = static_cast<uint16_t>(b.port_count());
+  a.add_port(make_link(cfg, &b, pb));
+  b.add_port(make_link(cfg, &a, pa));
+  return {pa, pb};
+}
+
+void Network::finish() {
+  for (auto& h : hosts_) h->port().finish();
+  for (auto& s : switches_) {
+    for (size_t i = 0; i < s->port_count(); ++i) s->port(i).finish();
+  }
+  for (auto& l : links_) l->drain();
+}
+
+}  // namespace fabsim

@@ -1,0 +1,26 @@
+// A node is anything with ports: a switch or a host NIC. Components talk only through links
+// (DESIGN.md "Scale beyond one machine"), so a node is reached by Link::deliver -> receive().
+#pragma once
+
+#include <cstdint>  // uint16_t, uint32_t
+#include <string>   // node names
+
+#include "core/packet.h"
+#include "core/scheduler.h"
+
+namespace fabsim {
+
+class Node {
+ public:
+  virtual ~Node() = default;
+  /// The last bit of `p` has arrived on `port`. The node now owns `p`.
+  virtual void receive(Packet* p, uint16_t port) = 0;
+  /// Port `port` is starting to transmit `p` (it leaves the queue): buffer credit, ECN marking.
+  virtual void on_dequeue(uint16_t port, Packet& p) = 0;
+  /// A port with no queued packet of an unpaused class asks its node for one (a NIC pulls from
+  /// its queue pairs). `paused_mask` has bit c set when class c is paused. Null if none.
+  virtual Packet* pull(uint16_t port, uint8_t paused_mask) = 0;
+  virtual const std::string& name() const = 0;
+};
+
+}  // namespace fabsim

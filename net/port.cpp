@@ -1,0 +1,151 @@
+// Egress scheduling and pause handling; see port.h.
+#include "net/port.h"
+
+#include "core/assert.h"
+#include "net/node.h"
+
+namespace fabsim {
+
+EgressPort::EgressPort(Simulation& sim, Node* owner, uint16_t index, Link* link)
+    : sim_(sim), owner_(owner), index_(index), link_(link) {
+  quantum_.fill(9216);
+}
+
+void EgressPort::set_dwrr(const std::array<uint32_t, kNumClasses>& weights, int64_t quantum_bytes) {
+  for (int c = 0; c < kNumClasses; ++c) {
+    quantum_[c] = static_cast<int64_t>(weights[c] == 0 ? 1 : weights[c]) * quantum_bytes;
+  }
+}
+
+void EgressPort::enqueue(Packet* p) {
+  FABSIM_ASSERT(p->tclass < kNumClasses);
+  q_[p->tclass].push_back(p);
+  bytes_[p->tclass] += p->size;
+  if (tx_ == nullptr) kick();
+}
+
+void EgressPort::kick() {
+  if (tx_ != nullptr) return;
+  if (Packet* p = select()) start(p);
+}
+
+// Strict priority for the control class, then a packet pulled from the owner (a NIC's queue
+// pairs), then DWRR over the queued data classes. Paused classes are skipped.
+Packet* EgressPort::select() {
+  if (!q_[kControlClass].empty() && !paused(kControlClass)) {
+    Packet* p = q_[kControlClass].front();
+    q_[kControlClass].pop_front();
+    bytes_[kControlClass] -= p->size;
+    return p;
+  }
+  if (Packet* p = owner_->pull(index_, paused_mask_)) return p;
+  bool any = false;
+  for (int c = 0; c < kControlClass; ++c) {
+    if (!q_[c].empty() && !paused(static_cast<uint8_t>(c))) any = true;
+  }
+  if (!any) return nullptr;
+  for (;;) {
+    const uint8_t c = rr_;
+    if (!q_[c].empty() && !paused(c)) {
+      if (!turn_started_) {
+        deficit_[c] += quantum_[c];
+        turn_started_ = true;
+      }
+      Packet* p = q_[c].front();
+      if (deficit_[c] >= p->size) {
+        deficit_[c] -= p->size;
+        q_[c].pop_front();
+        bytes_[c] -= p->size;
+        if (q_[c].empty()) deficit_[c] = 0;
+        return p;
+      }
+    } else if (q_[c].empty()) {
+      deficit_[c] = 0;
+    }
+    rr_ = static_cast<uint8_t>((c + 1) % kControlClass);
+    turn_started_ = false;
+  }
+}
+
+void EgressPort::start(Packet* p) {
+  tx_ = p;
+  owner_->on_dequeue(index_, *p);
+  sim_.schedule(sim_.now() + link_->serialization(*p), this, kTxDone);
+}
+
+void EgressPort::on_event(uint32_t tag, uint32_t gen) {
+  if (tag == kPauseExpiry) {
+    if (!pause_timer_.fire(gen)) return;
+    for (uint8_t c = 0; c < kNumClasses; ++c) {
+      if (paused(c) && pause_until_[c] <= sim_.now()) resume(c);
+    }
+    arm_pause_expiry();
+    kick();
+    return;
+  }
+  Packet* p = tx_;
+  tx_ = nullptr;
+  ++counters_.tx_packets;
+  counters_.tx_bytes += p->size;
+  if (p->type == PacketType::kData) ++counters_.tx_data_packets;
+  link_->transmit(p);
+  kick();
+}
+
+void EgressPort::apply_pause(uint8_t cls, uint16_t quanta) {
+  FABSIM_ASSERT(cls < kNumClasses);
+  ++counters_.pfc_received;
+  if (quanta == 0) {
+    if (paused(cls)) {
+      resume(cls);
+      arm_pause_expiry();
+      kick();
+    }
+    return;
+  }
+  // 1 quantum = 512 bit times at the link rate.
+  const Time duration = serialization_delay(static_cast<int64_t>(quanta) * 64, link_->config().rate);
+  if (!paused(cls)) {
+    paused_mask_ = static_cast<uint8_t>(paused_mask_ | (1U << cls));
+    paused_since_[cls] = sim_.now();
+  }
+  pause_until_[cls] = sim_.now() + duration;
+  arm_pause_expiry();
+}
+
+void EgressPort::resume(uint8_t cls) {
+  paused_mask_ = static_cast<uint8_t>(paused_mask_ & ~(1U << cls));
+  counters_.paused_time[cls] += sim_.now() - paused_since_[cls];
+}
+
+void EgressPort::arm_pause_expiry() {
+  Time earliest = Time::max();
+  for (uint8_t c = 0; c < kNumClasses; ++c) {
+    if (paused(c) && pause_until_[c] < earliest) earliest = pause_until_[c];
+  }
+  if (earliest == Time::max()) {
+    pause_timer_.cancel();
+  } else if (!pause_timer_.armed() || pause_timer_.when() != earliest) {
+    pause_timer_.arm(sim_.scheduler(), this, kPauseExpiry, earliest);
+  }
+}
+
+void EgressPort::finish() {
+  for (uint8_t c = 0; c < kNumClasses; ++c) {
+    if (paused(c)) {
+      counters_.paused_time[c] += sim_.now() - paused_since_[c];
+      paused_since_[c] = sim_.now();
+    }
+    while (!q_[c].empty()) {
+      sim_.pool().release(q_[c].front());
+      q_[c].pop_front();
+    }
+    bytes_[c] = 0;
+  }
+  if (tx_ != nullptr) {
+    sim_.pool().release(tx_);
+    tx_ = nullptr;
+  }
+}
+
+}  // namespace fabsim

@@ -1,0 +1,85 @@
+// An egress port: 8 traffic classes, strict priority for the control class (7) and DWRR among
+// the data classes (0..6), PFC pause state per class, and serialization onto its link.
+// DESIGN.md "The switch pipeline"; REFERENCE.md §1.3 for the pause semantics (802.1Qbb: a pause
+// with quanta > 0 stops the class for quanta x 512 bit times or until a quanta-0 resume).
+// The port arms one event at a time: the end of the current serialization.
+#pragma once
+
+#include <array>    // per-class state
+#include <cstdint>  // counters
+
+#include "core/packet.h"
+#include "core/ring.h"
+#include "core/scheduler.h"
+#include "core/simulation.h"
+#include "net/link.h"
+
+namespace fabsim {
+
+class Node;
+
+/// Counters of one egress port (always on; reported by the results layer).
+struct PortCounters {
+  uint64_t tx_packets = 0;
+  uint64_t tx_bytes = 0;       // frame bytes
+  uint64_t tx_data_packets = 0;
+  uint64_t drops = 0;          // packets dropped on admission to this port's queues
+  uint64_t ecn_marks = 0;      // CE marks applied at dequeue
+  uint64_t pfc_sent = 0;       // pause/resume frames this node sent out of this port
+  uint64_t pfc_received = 0;   // pause/resume frames received on this port
+  std::array<Time, kNumClasses> paused_time{};  // time each class of this port was paused
+};
+
+class EgressPort : public EventTarget {
+ public:
+  EgressPort(Simulation& sim, Node* owner, uint16_t index, Link* link);
+
+  /// Appends `p` to the queue of its class and starts transmitting if idle.
+  void enqueue(Packet* p);
+  /// Starts a transmission if the port is idle and something is eligible (queued or pulled).
+  void kick();
+  /// Applies a received PFC frame to class `cls` (quanta 0 = resume).
+  void apply_pause(uint8_t cls, uint16_t quanta);
+  void on_event(uint32_t tag, uint32_t gen) override;
+
+  /// DWRR weights of the data classes (default all 1); quantum = weight x `quantum_bytes`.
+  void set_dwrr(const std::array<uint32_t, kNumClasses>& weights, int64_t quantum_bytes);
+
+  bool busy() const { return tx_ != nullptr; }
+  bool paused(uint8_t cls) const { return (paused_mask_ >> cls) & 1U; }
+  uint8_t paused_mask() const { return paused_mask_; }
+  int64_t queued_bytes(uint8_t cls) const { return bytes_[cls]; }
+  size_t queued_packets(uint8_t cls) const { return q_[cls].size(); }
+  Link* link() const { return link_; }
+  uint16_t index() const { return index_; }
+  PortCounters& counters() { return counters_; }
+  const PortCounters& counters() const { return counters_; }
+  /// Closes open pause intervals at the end of a run and returns queued packets to the pool.
+  void finish();
+
+ private:
+  enum Tag : uint32_t { kTxDone = 0, kPauseExpiry = 1 };
+  Packet* select();
+  void start(Packet* p);
+  void resume(uint8_t cls);
+  void arm_pause_expiry();
+
+  Simulation& sim_;
+  Node* owner_;
+  uint16_t index_;
+  Link* link_;
+  std::array<Ring<Packet*>, kNumClasses> q_;
+  std::array<int64_t, kNumClasses> bytes_{};
+  std::array<int64_t, kNumClasses> deficit_{};
+  std::array<int64_t, kNumClasses> quantum_{};
+  uint8_t rr_ = 0;
+  bool turn_started_ = false;
+  uint8_t paused_mask_ = 0;
+  std::array<Time, kNumClasses> pause_until_{};
+  std::array<Time, kNumClasses> paused_since_{};
+  Timer pause_timer_;
+  Packet* tx_ = nullptr;
+  PortCounters counters_;
+};
+
+}  // namespace fabsim

@@ -1,0 +1,219 @@
+// Switch pipeline: ingress accounting -> forwarding -> path selection -> egress queue.
+// See switch.h; buffer/PFC rules after REFERENCE.md §1.3, ECN after §1.4.
+#include "net/switch.h"
+
+#include <algorithm>  // max, min
+#include <bit>        // popcount
+
+#include "core/assert.h"
+
+namespace fabsim {
+
+double ecn_mark_probability(int64_t queue_bytes, const EcnConfig& cfg) {
+  if (queue_bytes <= cfg.kmin.count()) return 0.0;
+  if (queue_bytes > cfg.kmax.count()) return 1.0;
+  return cfg.pmax * static_cast<double>(queue_bytes - cfg.kmin.count()) /
+         static_cast<double>(cfg.kmax.count() - cfg.kmin.count());
+}
+
+Switch::Switch(Simulation& sim, const SwitchConfig& cfg, uint32_t id, std::string name)
+    : sim_(sim), cfg_(cfg), id_(id), name_(std::move(name)),
+      rng_(sim.rng(stream_id(StreamKind::kSwitch, id))) {}
+
+uint16_t Switch::add_port(Link* out) {
+  const auto idx = static_cast<uint16_t>(ports_.size());
+  PortState s;
+  s.egress = std::make_unique<EgressPort>(sim_, this, idx, out);
+  s.egress->set_dwrr(cfg_.dwrr_weights, cfg_.max_frame_bytes);
+  ports_.push_back(std::move(s));
+  return idx;
+}
+
+void Switch::set_routes(const std::vector<std::vector<uint16_t>>& per_host) {
+  route_offset_.assign(per_host.size() + 1, 0);
+  route_ports_.clear();
+  for (size_t h = 0; h < per_host.size(); ++h) {
+    route_offset_[h] = static_cast<uint32_t>(route_ports_.size());
+    route_ports_.insert(route_ports_.end(), per_host[h].begin(), per_host[h].end());
+  }
+  route_offset_[per_host.size()] = static_cast<uint32_t>(route_ports_.size());
+}
+
+// Headroom covers what arrives after the XOFF decision: the pause frame may wait behind one
+// maximum frame on our egress, then crosses the link; the upstream port finishes the frame it
+// is sending; and everything already on the wire in both directions lands. So:
+// 2 x one-way BDP + 2 x max frame on the wire + the pause frame + response time x rate.
+int64_t Switch::auto_headroom(const Link::Config& link, const PfcConfig& pfc, int64_t max_frame) {
+  const int64_t bdp = bytes_in(link.delay, link.rate);
+  const int64_t frame_wire = max_frame + link.framing_bytes;
+  const int64_t pause_wire = 64 + link.framing_bytes;
+  return 2 * bdp + 2 * frame_wire + pause_wire + bytes_in(pfc.response_time, link.rate);
+}
+
+void Switch::finalize() {
+  Rate slowest = Rate(INT64_MAX);
+  for (const auto& s : ports_) slowest = std::min(slowest, s.egress->link()->config().rate);
+  const int lossless_classes = std::popcount(static_cast<unsigned>(cfg_.pfc.lossless_mask));
+  total_headroom_ = 0;
+  for (auto& s : ports_) {
+    const auto& link = s.egress->link()->config();
+    s.headroom = cfg_.pfc.headroom.count() > 0
+                     ? cfg_.pfc.headroom.count()
+                     : auto_headroom(link, cfg_.pfc, cfg_.max_frame_bytes);
+    s.alpha = cfg_.pfc.alpha;
+    if (cfg_.pfc.scale_alpha) {
+      s.alpha *= static_cast<double>(link.rate.bps()) / static_cast<double>(slowest.bps());
+    }
+    if (cfg_.pfc.enabled) total_headroom_ += s.headroom * lossless_classes;
+  }
+  total_reserve_ = static_cast<int64_t>(ports_.size()) * cfg_.buffer.reserve.count() *
+                   std::max(1, cfg_.pfc.enabled ? lossless_classes : 1);
+}
+
+int64_t Switch::pfc_threshold(uint16_t port) const {
+  if (cfg_.pfc.mode == PfcThreshold::kStatic) return cfg_.pfc.xoff.count();
+  const int64_t free_bytes =
+      cfg_.buffer.size.count() - total_headroom_ - total_reserve_ - shared_used_;
+  return std::max<int64_t>(0, static_cast<int64_t>(static_cast<double>(free_bytes) *
+                                                   ports_[port].alpha));
+}
+
+int64_t Switch::shared_of(const PortState& s, uint8_t cls) const {
+  return std::max<int64_t>(0, s.ingress[cls] - cfg_.buffer.reserve.count());
+}
+
+bool Switch::admit(uint16_t in, const Packet& p, const EgressPort& out) const {
+  const PortState& s = ports_[in];
+  const int64_t size = p.size;
+  if (lossless(p.tclass)) {
+    // Drop only when both the headroom and the shared pool are exhausted.
+    return !(size + s.hdrm[p.tclass] > s.headroom &&
+             size + shared_of(s, p.tclass) > pfc_threshold(in));
+  }
+  const int64_t free_bytes = cfg_.buffer.size.count() - total_headroom_ - buffer_used_;
+  if (size > free_bytes) return false;
+  return static_cast<double>(out.queued_bytes(p.tclass) + size) <=
+         cfg_.buffer.egress_alpha * static_cast<double>(free_bytes);
+}
+
+void Switch::charge(uint16_t in, const Packet& p) {
+  PortState& s = ports_[in];
+  const int64_t size = p.size;
+  const int64_t reserve = cfg_.buffer.reserve.count();
+  const int64_t after = s.ingress[p.tclass] + size;
+  buffer_used_ += size;
+  if (after <= reserve) {
+    s.ingress[p.tclass] = after;
+  } else if (lossless(p.tclass) && after - reserve > pfc_threshold(in)) {
+    s.hdrm[p.tclass] += size;
+  } else {
+    s.ingress[p.tclass] = after;
+    shared_used_ += std::min(size, after - reserve);
+  }
+}
+
+void Switch::credit(uint16_t in, const Packet& p) {
+  PortState& s = ports_[in];
+  const int64_t size = p.size;
+  const int64_t from_hdrm = std::min(s.hdrm[p.tclass], size);
+  const int64_t rest = size - from_hdrm;
+  const int64_t from_shared = std::min(rest, shared_of(s, p.tclass));
+  s.hdrm[p.tclass] -= from_hdrm;
+  s.ingress[p.tclass] -= rest;
+  shared_used_ -= from_shared;
+  buffer_used_ -= size;
+  FABSIM_ASSERT(s.ingress[p.tclass] >= 0 && shared_used_ >= 0 && buffer_used_ >= 0);
+}
+
+void Switch::check_xoff(uint16_t in, uint8_t cls) {
+  PortState& s = ports_[in];
+  if ((s.xoff_mask >> cls) & 1U) return;
+  if (s.hdrm[cls] > 0 || shared_of(s, cls) >= pfc_threshold(in)) {
+    s.xoff_mask = static_cast<uint8_t>(s.xoff_mask | (1U << cls));
+    send_pfc(in, cls, cfg_.pfc.pause_quanta);
+    // Refresh the pause before it lapses at the upstream port.
+    const Time half = serialization_delay(static_cast<int64_t>(cfg_.pfc.pause_quanta) * 32,
+                                          s.egress->link()->config().rate);
+    if (!s.refresh.armed()) s.refresh.arm(sim_.scheduler(), this, in, sim_.now() + half);
+  }
+}
+
+void Switch::check_xon(uint16_t in, uint8_t cls) {
+  PortState& s = ports_[in];
+  if (!((s.xoff_mask >> cls) & 1U) || s.hdrm[cls] > 0) return;
+  const int64_t shared = shared_of(s, cls);
+  const bool resume = cfg_.pfc.mode == PfcThreshold::kStatic
+                          ? shared <= cfg_.pfc.xon.count()
+                          : shared == 0 ||
+                                shared + cfg_.pfc.resume_offset.count() <= pfc_threshold(in);
+  if (resume) {
+    s.xoff_mask = static_cast<uint8_t>(s.xoff_mask & ~(1U << cls));
+    send_pfc(in, cls, 0);
+    if (s.xoff_mask == 0) s.refresh.cancel();
+  }
+}
+
+void Switch::send_pfc(uint16_t port, uint8_t cls, uint16_t quanta) {
+  Packet* f = sim_.pool().acquire();
+  f->type = PacketType::kPfc;
+  f->size = 64;
+  f->tclass = kControlClass;
+  f->set_ext(PfcInfo{cls, quanta});
+  ++ports_[port].egress->counters().pfc_sent;
+  ports_[port].egress->enqueue(f);
+}
+
+void Switch::on_event(uint32_t tag, uint32_t gen) {
+  PortState& s = ports_[tag];
+  if (!s.refresh.fire(gen) || s.xoff_mask == 0) return;
+  for (uint8_t c = 0; c < kNumClasses; ++c) {
+    if ((s.xoff_mask >> c) & 1U) send_pfc(static_cast<uint16_t>(tag), c, cfg_.pfc.pause_quanta);
+  }
+  const Time half = serialization_delay(static_cast<int64_t>(cfg_.pfc.pause_quanta) * 32,
+                                        s.egress->link()->config().rate);
+  s.refresh.arm(sim_.scheduler(), this, tag, sim_.now() + half);
+}
+
+void Switch::receive(Packet* p, uint16_t in) {
+  if (p->type == PacketType::kPfc) {
+    const auto info = p->get_ext<PfcInfo>();
+    ports_[in].egress->apply_pause(info.cls, info.quanta);
+    sim_.pool().release(p);
+    return;
+  }
+  FABSIM_ASSERT(p->dst + 1 < route_offset_.size());
+  const uint32_t first = route_offset_[p->dst];
+  const uint32_t n = route_offset_[p->dst + 1] - first;
+  FABSIM_ASSERT(n > 0);
+  const uint16_t out = n == 1 ? route_ports_[first] : selector_->select(*p, &route_ports_[first], n);
+  EgressPort& egress = *ports_[out].egress;
+  p->in_port = in;
+  if (p->tclass == kControlClass) {
+    egress.enqueue(p);
+    return;
+  }
+  if (!admit(in, *p, egress)) {
+    ++egress.counters().drops;
+    sim_.pool().release(p);
+    return;
+  }
+  charge(in, *p);
+  if (lossless(p->tclass)) check_xoff(in, p->tclass);
+  egress.enqueue(p);
+}
+
+void Switch::on_dequeue(uint16_t port, Packet& p) {
+  if (p.tclass == kControlClass) return;
+  credit(p.in_port, p);
+  if (lossless(p.tclass)) check_xon(p.in_port, p.tclass);
+  if (cfg_.ecn.enabled && p.ecn == Ecn::kEct) {
+    EgressPort& e = *ports_[port].egress;
+    const double prob = ecn_mark_probability(e.queued_bytes(p.tclass), cfg_.ecn);
+    if (prob >= 1.0 || (prob > 0 && rng_.uniform() < prob)) {
+      p.ecn = Ecn::kCe;
+      ++e.counters().ecn_marks;
+    }
+  }
+}
+
+}  // namespace fabsim

@@ -1,0 +1,92 @@
+// A switch: ingress accounting in a shared buffer with per-(ingress port, class) PFC and
+// headroom (REFERENCE.md §1.3, after the HPCC ns-3 SwitchMmu), forwarding over equal-cost next
+// hops chosen by a PathSelector, and egress ports with RED/ECN marking at dequeue (§1.4).
+// Control-class packets (PFC, ACK, CNP) bypass admission, as in the reference.
+#pragma once
+
+#include <array>    // per-class counters
+#include <cstdint>  // byte counters
+#include <memory>   // unique_ptr ports
+#include <string>   // name
+#include <vector>   // ports, routes
+
+#include "core/rng.h"
+#include "core/scheduler.h"
+#include "core/simulation.h"
+#include "net/node.h"
+#include "net/path_selector.h"
+#include "net/port.h"
+#include "net/switch_config.h"
+
+namespace fabsim {
+
+class Switch : public Node, public EventTarget {
+ public:
+  Switch(Simulation& sim, const SwitchConfig& cfg, uint32_t id, std::string name);
+
+  /// Adds an egress port transmitting on `out`; returns its index.
+  uint16_t add_port(Link* out);
+  /// Next-hop ports per destination host (index = host id); an empty set means unreachable.
+  void set_routes(const std::vector<std::vector<uint16_t>>& per_host);
+  void set_path_selector(std::unique_ptr<PathSelector> sel) { selector_ = std::move(sel); }
+  /// Computes headroom and thresholds once all ports exist.
+  void finalize();
+
+  void receive(Packet* p, uint16_t port) override;
+  void on_dequeue(uint16_t port, Packet& p) override;
+  Packet* pull(uint16_t /*port*/, uint8_t /*paused_mask*/) override { return nullptr; }
+  void on_event(uint32_t tag, uint32_t gen) override;
+  const std::string& name() const override { return name_; }
+
+  size_t port_count() const { return ports_.size(); }
+  EgressPort& port(size_t i) { return *ports_[i].egress; }
+  const EgressPort& port(size_t i) const { return *ports_[i].egress; }
+  uint32_t id() const { return id_; }
+
+  // Buffer state, for tests and observability.
+  int64_t ingress_bytes(uint16_t port, uint8_t cls) const { return ports_[port].ingress[cls]; }
+  int64_t headroom_bytes(uint16_t port, uint8_t cls) const { return ports_[port].hdrm[cls]; }
+  int64_t headroom_size(uint16_t port) const { return ports_[port].headroom; }
+  int64_t shared_used() const { return shared_used_; }
+  int64_t buffer_used() const { return buffer_used_; }
+  bool xoff_sent(uint16_t port, uint8_t cls) const { return (ports_[port].xoff_mask >> cls) & 1U; }
+  /// The current PFC XOFF threshold of `port` in shared bytes.
+  int64_t pfc_threshold(uint16_t port) const;
+  /// Auto headroom: bytes that can still arrive after the XOFF decision (see switch.cpp).
+  static int64_t auto_headroom(const Link::Config& link, const PfcConfig& pfc, int64_t max_frame);
+
+ private:
+  struct PortState {
+    std::unique_ptr<EgressPort> egress;
+    std::array<int64_t, kNumClasses> ingress{};  // bytes charged to reserve + shared
+    std::array<int64_t, kNumClasses> hdrm{};     // bytes charged to headroom
+    int64_t headroom = 0;
+    double alpha = 0;
+    uint8_t xoff_mask = 0;
+    Timer refresh;
+  };
+  bool lossless(uint8_t cls) const { return cfg_.pfc.enabled && ((cfg_.pfc.lossless_mask >> cls) & 1U); }
+  int64_t shared_of(const PortState& s, uint8_t cls) const;
+  bool admit(uint16_t in, const Packet& p, const EgressPort& out) const;
+  void charge(uint16_t in, const Packet& p);
+  void credit(uint16_t in, const Packet& p);
+  void check_xoff(uint16_t in, uint8_t cls);
+  void check_xon(uint16_t in, uint8_t cls);
+  void send_pfc(uint16_t port, uint8_t cls, uint16_t quanta);
+
+  Simulation& sim_;
+  SwitchConfig cfg_;
+  uint32_t id_;
+  std::string name_;
+  std::vector<PortState> ports_;
+  std::vector<uint32_t> route_offset_;  // host -> first entry in route_ports_ (size hosts + 1)
+  std::vector<uint16_t> route_ports_;
+  std::unique_ptr<PathSelector> selector_;
+  Rng rng_;
+  int64_t total_headroom_ = 0;
+  int64_t total_reserve_ = 0;
+  int64_t shared_used_ = 0;   // bytes in the shared pool (above reserves, below headroom)
+  int64_t buffer_used_ = 0;   // every data byte held
+};
+
+}  // namespace fabsim

@@ -1,0 +1,67 @@
+// Configuration of a switch: shared buffer, PFC, ECN and egress scheduling.
+// Defaults and their sources are listed in docs/MODEL.md; REFERENCE.md §1.3-1.4.
+#pragma once
+
+#include <array>    // DWRR weights
+#include <cstdint>  // masks
+
+#include "core/packet.h"
+#include "core/units.h"
+
+namespace fabsim {
+
+struct BufferConfig {
+  /// Shared packet buffer per switch. Default 32 MiB, a Trident3-class (3.2 Tb/s) switch.
+  Bytes size = Bytes(32LL << 20);
+  /// Bytes reserved per (ingress port, lossless class) before the shared pool is used.
+  Bytes reserve = Bytes(4096);
+  /// Dynamic-threshold alpha for lossy classes at egress: a queue may hold at most
+  /// alpha x (free buffer) (Choudhury-Hahne).
+  double egress_alpha = 1.0;
+};
+
+enum class PfcThreshold : uint8_t { kDynamic, kStatic };
+
+struct PfcConfig {
+  bool enabled = true;
+  /// Bit c set = class c is lossless (PFC-protected). Default: class 3, the usual RoCE class.
+  uint8_t lossless_mask = 1U << 3;
+  PfcThreshold mode = PfcThreshold::kDynamic;
+  /// Dynamic XOFF threshold = alpha x (buffer - headroom - reserve - shared in use); alpha
+  /// doubles per doubling of port rate over the slowest port when `scale_alpha` (HPCC ns-3).
+  double alpha = 0.125;
+  bool scale_alpha = true;
+  Bytes resume_offset = Bytes(3072);  // dynamic XON hysteresis
+  Bytes xoff = Bytes(0);              // static XOFF: shared bytes per (port, class)
+  Bytes xon = Bytes(0);               // static XON
+  /// Headroom per (port, lossless class); 0 = sized from the link (see Switch::auto_headroom).
+  Bytes headroom = Bytes(0);
+  /// Reaction latency of the upstream MAC to a pause frame, added to the auto headroom.
+  Time response_time = Time::ns(0);
+  /// Pause time carried by XOFF frames, in 512-bit quanta; XOFF is refreshed at half of it.
+  uint16_t pause_quanta = 0xFFFF;
+};
+
+struct EcnConfig {
+  bool enabled = true;
+  /// RED marking at dequeue on the queue behind the packet: none at or below kmin, probability
+  /// rising linearly to pmax at kmax, always above kmax. DCQCN paper values (REFERENCE.md §1.4).
+  Bytes kmin = Bytes(5000);
+  Bytes kmax = Bytes(200000);
+  double pmax = 0.01;
+};
+
+struct SwitchConfig {
+  BufferConfig buffer;
+  PfcConfig pfc;
+  EcnConfig ecn;
+  /// Largest frame the fabric carries (payload + headers), for headroom and DWRR quanta.
+  int64_t max_frame_bytes = 4096 + 62;
+  /// DWRR weight of each data class; quantum = weight x max frame.
+  std::array<uint32_t, kNumClasses> dwrr_weights{1, 1, 1, 1, 1, 1, 1, 1};
+};
+
+/// RED/ECN marking probability for a queue of `queue_bytes` (REFERENCE.md §1.4).
+double ecn_mark_probability(int64_t queue_bytes, const EcnConfig& cfg);
+
+}  // namespace fabsim

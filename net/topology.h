@@ -1,0 +1,63 @@
+// Topology builders. Every GPU has its own NIC port (a host). Leaf-spine after seed 002 §3.1:
+// servers of G GPUs, the NICs of a server on one leaf ("server" attach) or GPU k of every
+// server on rail leaf k ("rail" attach); every leaf has `links_per_spine` uplinks to each spine.
+// The leaf "speed-up" (加速比) is uplink capacity / downlink capacity.
+#pragma once
+
+#include <cstdint>     // counts
+#include <functional>  // selector factory (build time only)
+#include <memory>      // unique_ptr
+#include <string>      // description
+#include <vector>      // node lists
+
+#include "net/network.h"
+#include "net/path_selector.h"
+#include "net/switch_config.h"
+
+namespace fabsim {
+
+enum class Attach : uint8_t { kServer, kRail };
+
+struct LeafSpineConfig {
+  int servers = 4;
+  int gpus_per_server = 8;
+  int servers_per_leaf = 1;  // server attach: servers sharing one leaf
+  Attach attach = Attach::kServer;
+  int spines = 4;
+  int links_per_spine = 1;
+  Rate nic_rate = Rate::gbps(100);
+  Rate uplink_rate = Rate::gbps(400);
+  Time host_link_delay = Time::us(1);
+  Time fabric_link_delay = Time::us(1);
+};
+
+struct SingleSwitchConfig {
+  int hosts = 16;
+  Rate nic_rate = Rate::gbps(100);
+  Time host_link_delay = Time::us(1);
+};
+
+/// Creates the path selector of switch number `switch_id` (build time only).
+using SelectorFactory = std::function<std::unique_ptr<PathSelector>(uint32_t switch_id)>;
+
+/// What a builder made, for reports.
+struct TopologyInfo {
+  std::string kind;
+  int hosts = 0;
+  int leaves = 0;
+  int spines = 0;
+  int hosts_per_leaf = 0;
+  double speedup = 0;  // leaf uplink : downlink capacity (0 for a single switch)
+  std::vector<uint32_t> leaf_of_host;
+  std::vector<uint32_t> leaf_switches;   // switch ids
+  std::vector<uint32_t> spine_switches;  // switch ids
+  std::vector<std::vector<uint16_t>> leaf_uplinks;  // per leaf: its uplink port indices
+};
+
+TopologyInfo build_leaf_spine(Network& net, const LeafSpineConfig& cfg, const SwitchConfig& sw,
+                              int64_t framing_bytes, double loss, const SelectorFactory& sel);
+TopologyInfo build_single_switch(Network& net, const SingleSwitchConfig& cfg,
+                                 const SwitchConfig& sw, int64_t framing_bytes, double loss,
+                                 const SelectorFactory& sel);
+
+}  // namespace fabsim

@@ -1,0 +1,57 @@
+// The results of one run: everything a report, a table or a test reads. Nothing here depends
+// on wall-clock time except `wall_seconds`, which is never written to the JSON summary.
+#pragma once
+
+#include <cstdint>  // counters
+#include <string>   // names
+#include <vector>   // flows, ports
+
+#include <nlohmann/json.hpp>  // effective scenario
+
+#include "core/units.h"
+#include "transport/flow.h"
+
+namespace fabsim {
+
+/// Counters of one switch or NIC port with something to report.
+struct PortReport {
+  std::string node;
+  uint16_t port = 0;
+  uint64_t tx_bytes = 0;
+  uint64_t drops = 0;
+  uint64_t ecn_marks = 0;
+  uint64_t pfc_sent = 0;
+  Time paused;  // summed over classes
+};
+
+struct NetworkTotals {
+  uint64_t drops = 0;
+  uint64_t ecn_marks = 0;
+  uint64_t pfc_frames = 0;
+  uint64_t link_losses = 0;
+  Time pause_time;       // summed over every port and class
+  Time host_pause_time;  // part of it at host NICs
+  uint64_t data_packets_delivered = 0;
+};
+
+struct RunResult {
+  std::string name;
+  uint64_t seed = 0;
+  nlohmann::ordered_json scenario;  // effective scenario
+  std::string topology_kind;
+  int hosts = 0;
+  int leaves = 0;
+  int spines = 0;
+  double speedup = 0;
+  Time end_time;           // simulated time when the run ended
+  bool all_done = false;   // every flow completed
+  uint64_t events = 0;
+  std::vector<FlowRecord> flows;
+  std::vector<TraceEvent> trace;
+  NetworkTotals totals;
+  std::vector<PortReport> ports;  // ports with pauses, drops or marks
+  uint64_t packets_live_at_end = 0;  // packets not returned to the pool (should be 0)
+  double wall_seconds = 0;           // not part of the JSON summary
+};
+
+}  // namespace fabsim

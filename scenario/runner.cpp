@@ -1,0 +1,124 @@
+// Scenario assembly and execution; see runner.h.
+#include "scenario/runner.h"
+
+#include <chrono>  // wall time for the (non-JSON) speed figures
+
+#include "lb/ecmp.h"
+#include "transport/datagram.h"
+
+namespace fabsim {
+namespace {
+
+SelectorFactory make_selector_factory(const ScenarioConfig& cfg) {
+  const uint64_t seed = cfg.seed;
+  return [seed](uint32_t switch_id) -> std::unique_ptr<PathSelector> {
+    return std::make_unique<EcmpSelector>(
+        splitmix64(seed ^ splitmix64(stream_id(StreamKind::kSwitch, switch_id))));
+  };
+}
+
+}  // namespace
+
+Run::Run(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), net_(sim_) {
+  const auto sel = make_selector_factory(cfg_);
+  const auto& n = cfg_.network;
+  if (cfg_.topology.kind == "single_switch") {
+    topo_ = build_single_switch(net_, cfg_.topology.single_switch, n.sw, n.framing_bytes,
+                                n.loss_probability, sel);
+  } else {
+    topo_ = build_leaf_spine(net_, cfg_.topology.leaf_spine, n.sw, n.framing_bytes,
+                             n.loss_probability, sel);
+  }
+  DatagramConfig dg = cfg_.transport.datagram;
+  dg.wire = cfg_.transport.wire;
+  transport_ = std::make_unique<DatagramTransport>(net_, flows_, dg);
+  driver_ = std::make_unique<FlowDriver>(sim_, flows_, *transport_);
+
+  std::vector<FlowSpec> specs;
+  const auto& w = cfg_.workload;
+  if (w.kind == "permutation") {
+    Rng rng = sim_.rng(stream_id(StreamKind::kWorkload, 0));
+    specs = permutation_flows(topo_.hosts, w.bytes, w.start, rng);
+  } else if (w.kind == "incast") {
+    specs = incast_flows(topo_.hosts, w.senders, w.receiver, w.bytes, w.start);
+  } else {
+    specs = w.flows;
+  }
+  std::vector<bool> traced(specs.size(), cfg_.output.trace && cfg_.output.trace_flows.empty());
+  if (cfg_.output.trace) {
+    for (auto id : cfg_.output.trace_flows) {
+      if (static_cast<size_t>(id) < traced.size()) traced[id] = true;
+    }
+  }
+  for (size_t i = 0; i < specs.size(); ++i) {
+    specs[i].tclass = cfg_.transport.tclass;
+    const uint32_t id = flows_.add(specs[i]);
+    flows_[id].trace = traced[i];
+    driver_->schedule(id);
+  }
+  flows_.set_observer(this);
+}
+
+Run::~Run() = default;
+
+void Run::on_flow_done(uint32_t /*flow*/, Time /*at*/) {
+  if (flows_.completed() == flows_.size()) sim_.stop();
+}
+
+RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  if (hook != nullptr) sim_.set_progress_hook(hook, hook_interval);
+  if (!flows_.records().empty()) sim_.run(cfg_.stop_time);
+  const auto wall1 = std::chrono::steady_clock::now();
+
+  RunResult r;
+  r.name = cfg_.name;
+  r.seed = cfg_.seed;
+  r.scenario = cfg_.effective;
+  r.topology_kind = topo_.kind;
+  r.hosts = topo_.hosts;
+  r.leaves = topo_.leaves;
+  r.spines = topo_.spines;
+  r.speedup = topo_.speedup;
+  r.end_time = sim_.now();
+  r.events = sim_.events();
+  r.flows = flows_.records();
+  r.trace = flows_.trace_events();
+  r.all_done = flows_.completed() == flows_.size();
+  r.wall_seconds = std::chrono::duration<double>(wall1 - wall0).count();
+
+  net_.finish();
+  transport_->finish();
+  auto add_port = [&r](const std::string& node, const EgressPort& p, bool host) {
+    const auto& c = p.counters();
+    Time paused;
+    for (auto t : c.paused_time) paused += t;
+    r.totals.drops += c.drops;
+    r.totals.ecn_marks += c.ecn_marks;
+    r.totals.pfc_frames += c.pfc_sent;
+    r.totals.pause_time += paused;
+    if (host) r.totals.host_pause_time += paused;
+    if (c.drops > 0 || c.ecn_marks > 0 || c.pfc_sent > 0 || paused > Time()) {
+      r.ports.push_back({node, p.index(), c.tx_bytes, c.drops, c.ecn_marks, c.pfc_sent, paused});
+    }
+  };
+  for (size_t h = 0; h < net_.host_count(); ++h) {
+    add_port(net_.host(h).name(), net_.host(h).port(), true);
+    r.totals.data_packets_delivered += net_.host(h).counters().rx_data_packets;
+  }
+  for (size_t s = 0; s < net_.switch_count(); ++s) {
+    for (size_t p = 0; p < net_.sw(s).port_count(); ++p) {
+      add_port(net_.sw(s).name(), net_.sw(s).port(p), false);
+    }
+  }
+  for (const auto& l : net_.links()) r.totals.link_losses += l->lost();
+  r.packets_live_at_end = sim_.pool().live();
+  return r;
+}
+
+RunResult run_scenario(const ScenarioConfig& cfg, ProgressHook* hook) {
+  Run run(cfg);
+  return run.execute(hook);
+}
+
+}  // namespace fabsim

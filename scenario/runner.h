@@ -1,0 +1,49 @@
+// Builds a scenario's simulation (topology, transport, workload) and runs it to a RunResult.
+// Tests use Run directly to inspect the network after a run.
+#pragma once
+
+#include <memory>  // owned components
+
+#include "core/simulation.h"
+#include "net/network.h"
+#include "net/topology.h"
+#include "report/results.h"
+#include "scenario/scenario.h"
+#include "transport/flow.h"
+#include "transport/transport.h"
+#include "workload/traffic.h"
+
+namespace fabsim {
+
+class Run : public FlowObserver {
+ public:
+  explicit Run(const ScenarioConfig& cfg);
+  ~Run() override;
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+
+  /// Runs until every flow is done, nothing is left to do, or the stop time; then collects
+  /// the results and returns every packet to the pool. Call once.
+  RunResult execute(ProgressHook* hook = nullptr, uint64_t hook_interval = 1 << 20);
+
+  void on_flow_done(uint32_t flow, Time at) override;
+  Simulation& sim() { return sim_; }
+  Network& network() { return net_; }
+  FlowTable& flows() { return flows_; }
+  const TopologyInfo& topology() const { return topo_; }
+  const ScenarioConfig& config() const { return cfg_; }
+
+ private:
+  ScenarioConfig cfg_;
+  Simulation sim_;
+  Network net_;
+  TopologyInfo topo_;
+  FlowTable flows_;
+  std::unique_ptr<Transport> transport_;
+  std::unique_ptr<FlowDriver> driver_;
+};
+
+/// Loads nothing: builds and runs `cfg` in one call.
+RunResult run_scenario(const ScenarioConfig& cfg, ProgressHook* hook = nullptr);
+
+}  // namespace fabsim

@@ -1,0 +1,402 @@
+// Scenario loading, validation and the parameter catalogue; see scenario.h.
+#include "scenario/scenario.h"
+
+#include <fmt/format.h>  // messages
+
+#include <fstream>  // file existence check
+#include <limits>   // numeric bounds
+
+namespace fabsim {
+namespace {
+
+constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
+const Bytes kMaxBytes = Bytes(std::numeric_limits<int64_t>::max() / 16);
+
+// ---- topology kinds -------------------------------------------------------------------------
+
+void load_leaf_spine(Section& s, TopologyConfig& t) {
+  auto& c = t.leaf_spine;
+  c.servers = static_cast<int>(s.integer("servers", 4, 1, 1 << 20, "servers in the cluster"));
+  c.gpus_per_server = static_cast<int>(
+      s.integer("gpus_per_server", 8, 1, 1024, "GPUs per server; each GPU has its own NIC port"));
+  c.servers_per_leaf = static_cast<int>(s.integer(
+      "servers_per_leaf", 1, 1, 1 << 20, "servers whose NICs share one leaf (server attach)"));
+  const auto attach = s.choice("attach", "server", {"server", "rail"},
+                               "server: all NICs of a server on one leaf (seed 002 §3.1); rail: "
+                               "GPU k of every server on rail leaf k");
+  c.attach = attach == "rail" ? Attach::kRail : Attach::kServer;
+  c.spines = static_cast<int>(s.integer("spines", 4, 1, 4096, "spine switches"));
+  c.links_per_spine = static_cast<int>(
+      s.integer("links_per_spine", 1, 1, 64, "parallel links between each leaf-spine pair"));
+  c.nic_rate = s.rate("nic_rate", Rate::gbps(100), "rate of each GPU's NIC port and leaf downlink");
+  c.uplink_rate = s.rate("uplink_rate", Rate::gbps(400), "rate of each leaf-spine link");
+  c.host_link_delay = s.time("host_link_delay", Time::us(1), "propagation delay NIC-leaf");
+  c.fabric_link_delay = s.time("fabric_link_delay", Time::us(1), "propagation delay leaf-spine");
+  if (s.describing()) return;
+  if (c.servers_per_leaf > c.servers) {
+    s.fail("servers_per_leaf", fmt::format("at most topology.servers = {}", c.servers));
+  }
+  const int hosts_per_leaf = c.attach == Attach::kServer ? c.servers_per_leaf * c.gpus_per_server
+                                                         : c.servers_per_leaf;
+  const int64_t leaf_ports =
+      hosts_per_leaf + static_cast<int64_t>(c.spines) * c.links_per_spine;
+  if (leaf_ports > 65535) {
+    s.fail("spines", fmt::format("a leaf port count (hosts per leaf {} + spines x links_per_spine) "
+                                 "of at most 65535, got {}", hosts_per_leaf, leaf_ports));
+  }
+  const int groups = (c.servers + c.servers_per_leaf - 1) / c.servers_per_leaf;
+  if (c.servers % c.servers_per_leaf != 0) {
+    s.fail("servers", fmt::format("a multiple of topology.servers_per_leaf = {} (every leaf "
+                                  "holds the same number of servers)", c.servers_per_leaf));
+  }
+  const int leaves = c.attach == Attach::kServer ? groups : groups * c.gpus_per_server;
+  if (static_cast<int64_t>(leaves) * c.links_per_spine > 65535) {
+    s.fail("links_per_spine", "a spine port count (leaves x links_per_spine) of at most 65535");
+  }
+}
+
+void load_single_switch(Section& s, TopologyConfig& t) {
+  auto& c = t.single_switch;
+  c.hosts = static_cast<int>(s.integer("hosts", 16, 2, 65535, "hosts on one non-blocking switch"));
+  c.nic_rate = s.rate("nic_rate", Rate::gbps(100), "rate of each host link");
+  c.host_link_delay = s.time("host_link_delay", Time::us(1), "propagation delay host-switch");
+}
+
+struct TopologyKind {
+  const char* name;
+  const char* description;
+  void (*load)(Section&, TopologyConfig&);
+};
+constexpr TopologyKind kTopologies[] = {
+    {"leaf_spine", "two-tier leaf-spine (folded Clos); every GPU has its own NIC port",
+     load_leaf_spine},
+    {"single_switch", "all hosts on one non-blocking switch (closed-form checks)",
+     load_single_switch},
+};
+
+// ---- transports -----------------------------------------------------------------------------
+
+void load_datagram(Section& s, TransportConfig& t) {
+  t.datagram.rate = s.rate("rate", Rate(0), "sending rate of each flow", "the NIC line rate");
+  t.datagram.ecn_capable = s.boolean("ecn_capable", true, "send packets as ECT so switches mark CE");
+}
+
+struct TransportKind {
+  const char* name;
+  const char* description;
+  void (*load)(Section&, TransportConfig&);
+};
+constexpr TransportKind kTransports[] = {
+    {"datagram",
+     "fixed-rate datagrams: no congestion control, no retransmission; numbered so the receiver "
+     "counts loss and reordering",
+     load_datagram},
+};
+
+void load_wire(Section& s, TransportConfig& t) {
+  t.wire.payload = s.bytes("payload", Bytes(4096), Bytes(1), Bytes(65536),
+                           "payload bytes per data packet (MTU payload)").count();
+  t.wire.header_bytes = s.integer("header_bytes", 62, 0, 1024,
+                                  "header bytes per packet: Ethernet 14 + FCS 4 + IPv4 20 + UDP 8 "
+                                  "+ BTH 12 + ICRC 4");
+  t.wire.control_bytes =
+      s.integer("control_bytes", 64, 64, 1500, "frame bytes of ACK, NACK and CNP packets");
+  t.tclass = static_cast<uint8_t>(
+      s.integer("tclass", 3, 0, 6, "traffic class of data packets (7 is the control class)"));
+}
+
+// ---- policies and workloads -----------------------------------------------------------------
+
+struct PolicyKind {
+  const char* name;
+  const char* description;
+};
+constexpr PolicyKind kPolicies[] = {
+    {"ecmp", "per-flow ECMP: 5-tuple hash with a per-switch seed derived from the run's seed"},
+};
+
+void load_permutation(Section& s, WorkloadConfig& w) {
+  w.bytes = s.bytes("bytes", Bytes(1000000), Bytes(1), kMaxBytes, "bytes per flow").count();
+  w.start = s.time("start", Time(), "start time of every flow");
+}
+void load_incast(Section& s, WorkloadConfig& w) {
+  w.bytes = s.bytes("bytes", Bytes(1000000), Bytes(1), kMaxBytes, "bytes per sender").count();
+  w.start = s.time("start", Time(), "start time of every flow");
+  w.senders = static_cast<int>(s.integer("senders", 8, 1, kMaxInt, "number of senders (N of N:1)"));
+  w.receiver = static_cast<uint32_t>(s.integer("receiver", 0, 0, kMaxInt, "receiving host id"));
+}
+void load_flow_list(Section& s, WorkloadConfig& w) {
+  auto list = s.tables("flows", "explicit flows: [[workload.flows]] src, dst, bytes, start");
+  for (auto& f : list) {
+    FlowSpec spec;
+    spec.src = static_cast<uint32_t>(f.integer("src", 0, 0, kMaxInt, "source host id"));
+    spec.dst = static_cast<uint32_t>(f.integer("dst", 1, 0, kMaxInt, "destination host id"));
+    spec.bytes = f.bytes("bytes", Bytes(1000000), Bytes(0), kMaxBytes, "bytes").count();
+    spec.start = f.time("start", Time(), "start time");
+    f.finish();
+    w.flows.push_back(spec);
+  }
+}
+
+struct WorkloadKind {
+  const char* name;
+  const char* description;
+  void (*load)(Section&, WorkloadConfig&);
+};
+constexpr WorkloadKind kWorkloads[] = {
+    {"permutation", "every host sends to a distinct random other host (a derangement)",
+     load_permutation},
+    {"incast", "N senders to one receiver, all starting together", load_incast},
+    {"flows", "an explicit list of flows", load_flow_list},
+};
+
+void describe_flow_item(Section& s) {
+  s.integer("src", 0, 0, kMaxInt, "source host id");
+  s.integer("dst", 1, 0, kMaxInt, "destination host id");
+  s.bytes("bytes", Bytes(1000000), Bytes(0), kMaxBytes, "bytes");
+  s.time("start", Time(), "start time");
+}
+
+// ---- common sections ------------------------------------------------------------------------
+
+void load_simulation(Section& s, ScenarioConfig& c) {
+  c.seed = static_cast<uint64_t>(s.integer("seed", 1, 0, std::numeric_limits<int64_t>::max(),
+                                           "RNG seed (ECMP hash seeds, permutations, losses)"));
+  c.stop_time = s.time("stop_time", Time::ms(1000),
+                       "simulated-time limit; the run ends earlier when every flow is done");
+}
+
+void load_network(Section& s, NetworkConfig& n) {
+  n.framing_bytes = s.boolean("preamble_ifg", true,
+                              "count preamble+SFD (8 B) and inter-frame gap (12 B) on the wire")
+                        ? 20
+                        : 0;
+  n.loss_probability = s.real("loss_probability", 0.0, 0.0, 1.0,
+                              "random loss probability per packet per link (PFC frames exempt)");
+  auto b = s.table("buffer", "shared packet buffer of every switch");
+  n.sw.buffer.size = b.bytes("size", Bytes(32LL << 20), Bytes(1024), kMaxBytes,
+                             "shared buffer per switch (Trident3-class 3.2 Tb/s: 32 MiB)");
+  n.sw.buffer.reserve = b.bytes("reserve", Bytes(4096), Bytes(0), kMaxBytes,
+                                "reserved bytes per (ingress port, lossless class)");
+  n.sw.buffer.egress_alpha = b.real("egress_alpha", 1.0, 1.0 / 1024, 1024,
+                                    "dynamic-threshold alpha of lossy egress queues");
+  b.finish();
+  auto p = s.table("pfc", "priority flow control (IEEE 802.1Qbb), REFERENCE.md §1.3");
+  auto& pfc = n.sw.pfc;
+  pfc.enabled = p.boolean("enabled", true, "PFC on the lossless classes");
+  const auto classes = p.integers("lossless_classes", {3}, 0, 6, "classes PFC protects");
+  pfc.lossless_mask = 0;
+  for (auto c : classes) pfc.lossless_mask = static_cast<uint8_t>(pfc.lossless_mask | (1U << c));
+  pfc.mode = p.choice("threshold", "dynamic", {"dynamic", "static"},
+                      "dynamic: XOFF at alpha x free buffer; static: fixed xoff/xon") == "static"
+                 ? PfcThreshold::kStatic
+                 : PfcThreshold::kDynamic;
+  pfc.alpha = p.real("alpha", 0.125, 1.0 / 1024, 64, "dynamic-threshold alpha (HPCC ns-3: 1/8)");
+  pfc.scale_alpha = p.boolean("scale_alpha", true,
+                              "double alpha per doubling of port rate over the slowest port");
+  pfc.resume_offset = p.bytes("resume_offset", Bytes(3072), Bytes(0), kMaxBytes,
+                              "dynamic XON hysteresis below the threshold");
+  pfc.xoff = p.bytes("xoff", Bytes(0), Bytes(0), kMaxBytes, "static XOFF (shared bytes)");
+  pfc.xon = p.bytes("xon", Bytes(0), Bytes(0), kMaxBytes, "static XON (shared bytes)");
+  pfc.headroom = p.bytes("headroom", Bytes(0), Bytes(0), kMaxBytes,
+                         "headroom per (port, lossless class); 0 = 2 x link BDP + 2 max frames "
+                         "+ pause frame + response time");
+  pfc.response_time = p.time("response_time", Time(), "upstream reaction time added to headroom");
+  pfc.pause_quanta = static_cast<uint16_t>(p.integer(
+      "pause_quanta", 65535, 1, 65535, "pause time of XOFF frames in 512-bit quanta"));
+  if (!p.describing() && pfc.mode == PfcThreshold::kStatic) {
+    if (pfc.xoff.count() == 0) p.fail("xoff", "a positive size when threshold = \"static\"");
+    if (pfc.xon > pfc.xoff) p.fail("xon", "at most network.pfc.xoff");
+  }
+  p.finish();
+  auto e = s.table("ecn", "RED/ECN marking at egress dequeue, REFERENCE.md §1.4");
+  n.sw.ecn.enabled = e.boolean("enabled", true, "mark CE on ECT packets");
+  n.sw.ecn.kmin = e.bytes("kmin", Bytes(5000), Bytes(0), kMaxBytes, "queue with no marking");
+  n.sw.ecn.kmax = e.bytes("kmax", Bytes(200000), Bytes(0), kMaxBytes, "queue marked with pmax");
+  n.sw.ecn.pmax = e.real("pmax", 0.01, 0.0, 1.0, "marking probability at kmax");
+  if (!e.describing() && n.sw.ecn.kmax <= n.sw.ecn.kmin) {
+    e.fail("kmax", fmt::format("a size above network.ecn.kmin = {}", to_string(n.sw.ecn.kmin)));
+  }
+  e.finish();
+}
+
+void load_output(Section& s, OutputConfig& o) {
+  o.flows_csv = s.boolean("flows_csv", true, "write flows.csv (one row per flow)");
+  o.trace = s.boolean("trace", false, "write trace.csv (per-packet events of traced flows)");
+  o.trace_flows = s.integers("trace_flows", {}, 0, kMaxInt, "flows to trace (empty = all)");
+}
+
+template <typename Kinds, typename Fn>
+auto find_kind(const Kinds& kinds, const std::string& name, Fn&& on_missing) {
+  for (const auto& k : kinds) {
+    if (name == k.name) return &k;
+  }
+  on_missing();
+  return static_cast<decltype(&kinds[0])>(nullptr);
+}
+
+ScenarioConfig parse(const toml::table* root, const std::string& file) {
+  auto ctx = std::make_shared<ReaderContext>();
+  ctx->file = file;
+  ScenarioConfig c;
+  c.file = file;
+  Section top(ctx, root, "", &c.effective);
+  c.name = top.text("name", "unnamed", "scenario name");
+  c.description = top.text("description", "", "one-line description");
+
+  auto sim = top.table("simulation", "run control");
+  load_simulation(sim, c);
+  sim.finish();
+
+  auto topo = top.table("topology", "the fabric's shape");
+  c.topology.kind = topo.choice("kind", "leaf_spine", {"leaf_spine", "single_switch"}, "topology");
+  find_kind(kTopologies, c.topology.kind, [] {})->load(topo, c.topology);
+  topo.finish();
+
+  auto net = top.table("network", "links and switches");
+  load_network(net, c.network);
+  net.finish();
+
+  auto routing = top.table("routing", "path selection");
+  c.routing = routing.choice("policy", "ecmp", {"ecmp"}, "path-selection policy");
+  routing.finish();
+
+  auto tr = top.table("transport", "host transport");
+  c.transport.kind = tr.choice("kind", "datagram", {"datagram"}, "transport");
+  load_wire(tr, c.transport);
+  find_kind(kTransports, c.transport.kind, [] {})->load(tr, c.transport);
+  tr.finish();
+  c.network.sw.max_frame_bytes = c.transport.wire.payload + c.transport.wire.header_bytes;
+
+  auto wl = top.table("workload", "traffic");
+  c.workload.kind = wl.choice("kind", "permutation", {"permutation", "incast", "flows"}, "workload");
+  find_kind(kWorkloads, c.workload.kind, [] {})->load(wl, c.workload);
+  // Cross-checks against the topology.
+  const int hosts = c.topology.hosts();
+  if (c.workload.kind == "incast") {
+    if (c.workload.receiver >= static_cast<uint32_t>(hosts)) {
+      wl.fail("receiver", fmt::format("a host id below the topology's {} hosts", hosts));
+    }
+    if (c.workload.senders > hosts - 1) {
+      wl.fail("senders", fmt::format("at most {} (hosts - 1)", hosts - 1));
+    }
+  }
+  for (size_t i = 0; i < c.workload.flows.size(); ++i) {
+    const auto& f = c.workload.flows[i];
+    const std::string key = fmt::format("flows[{}]", i);
+    if (f.src >= static_cast<uint32_t>(hosts)) {
+      wl.fail(key, fmt::format("src below the topology's {} hosts, got src = {}", hosts, f.src));
+    }
+    if (f.dst >= static_cast<uint32_t>(hosts)) {
+      wl.fail(key, fmt::format("dst below the topology's {} hosts, got dst = {}", hosts, f.dst));
+    }
+    if (f.src == f.dst) wl.fail(key, "src different from dst");
+  }
+  for (auto& f : c.workload.flows) f.tclass = c.transport.tclass;
+  wl.finish();
+
+  auto out = top.table("output", "result files");
+  load_output(out, c.output);
+  out.finish();
+  top.finish();
+  return c;
+}
+
+std::vector<ParamDoc> describe(void (*fn)(Section&)) {
+  auto ctx = std::make_shared<ReaderContext>();
+  ctx->describe = true;
+  Section s(ctx, nullptr, "", nullptr);
+  fn(s);
+  return ctx->docs;
+}
+
+}  // namespace
+
+int TopologyConfig::hosts() const {
+  if (kind == "single_switch") return single_switch.hosts;
+  return leaf_spine.servers * leaf_spine.gpus_per_server;
+}
+
+ScenarioConfig load_scenario(const std::string& path, const std::vector<std::string>& overrides,
+                             const uint64_t* seed_override) {
+  if (!std::ifstream(path).good()) {
+    throw ConfigError(fmt::format("{}: cannot open the scenario file", path));
+  }
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    throw ConfigError(fmt::format("{}:{}: not valid TOML: {}", path, e.source().begin.line,
+                                  e.description()));
+  }
+  for (const auto& o : overrides) apply_override(root, o, "--set");
+  if (seed_override != nullptr) {
+    apply_override(root, fmt::format("simulation.seed={}", *seed_override), "--seed");
+  }
+  return parse(&root, path);
+}
+
+ScenarioConfig load_scenario_text(const std::string& text, const std::string& name,
+                                  const std::vector<std::string>& overrides) {
+  toml::table root;
+  try {
+    root = toml::parse(text, name);
+  } catch (const toml::parse_error& e) {
+    throw ConfigError(fmt::format("{}:{}: not valid TOML: {}", name, e.source().begin.line,
+                                  e.description()));
+  }
+  for (const auto& o : overrides) apply_override(root, o, "--set");
+  return parse(&root, name);
+}
+
+Catalogue describe_catalogue() {
+  Catalogue cat;
+  auto with_prefix = [](std::vector<ParamDoc> docs, const std::string& prefix) {
+    for (auto& d : docs) d.key = prefix + d.key;
+    return docs;
+  };
+  for (const auto& k : kTopologies) {
+    auto ctx = std::make_shared<ReaderContext>();
+    ctx->describe = true;
+    Section s(ctx, nullptr, "topology", nullptr);
+    TopologyConfig t;
+    k.load(s, t);
+    cat.topologies.push_back({k.name, k.description, ctx->docs});
+  }
+  for (const auto& k : kTransports) {
+    auto ctx = std::make_shared<ReaderContext>();
+    ctx->describe = true;
+    Section s(ctx, nullptr, "transport", nullptr);
+    TransportConfig t;
+    load_wire(s, t);
+    k.load(s, t);
+    cat.transports.push_back({k.name, k.description, ctx->docs});
+  }
+  for (const auto& k : kPolicies) cat.policies.push_back({k.name, k.description, {}});
+  for (const auto& k : kWorkloads) {
+    auto ctx = std::make_shared<ReaderContext>();
+    ctx->describe = true;
+    Section s(ctx, nullptr, "workload", nullptr);
+    WorkloadConfig w;
+    if (std::string(k.name) == "flows") {
+      Section item(ctx, nullptr, "workload.flows[i]", nullptr);
+      describe_flow_item(item);
+    } else {
+      k.load(s, w);
+    }
+    cat.workloads.push_back({k.name, k.description, ctx->docs});
+  }
+  auto common = describe([](Section& s) {
+    ScenarioConfig c;
+    auto sim = s.table("simulation", "run control");
+    load_simulation(sim, c);
+    auto net = s.table("network", "links and switches");
+    load_network(net, c.network);
+    auto out = s.table("output", "result files");
+    load_output(out, c.output);
+  });
+  cat.common = with_prefix(common, "");
+  return cat;
+}
+
+}  // namespace fabsim

@@ -1,0 +1,94 @@
+// A scenario: topology, network, routing, transport, workload and output, loaded from TOML,
+// validated, and recorded in full (defaults included) in every result file.
+// DESIGN.md "Scenarios and results"; the keys are listed by `fabsim list` and docs/SCENARIOS.md.
+#pragma once
+
+#include <cstdint>  // seed
+#include <string>   // names
+#include <vector>   // overrides, flows
+
+#include <nlohmann/json.hpp>  // effective scenario
+
+#include "net/switch_config.h"
+#include "net/topology.h"
+#include "scenario/reader.h"
+#include "transport/datagram.h"
+#include "transport/flow.h"
+
+namespace fabsim {
+
+struct TopologyConfig {
+  std::string kind = "leaf_spine";
+  LeafSpineConfig leaf_spine;
+  SingleSwitchConfig single_switch;
+  int hosts() const;
+};
+
+struct NetworkConfig {
+  SwitchConfig sw;
+  int64_t framing_bytes = 20;
+  double loss_probability = 0;
+};
+
+struct TransportConfig {
+  std::string kind = "datagram";
+  WireConfig wire;
+  uint8_t tclass = 3;
+  DatagramConfig datagram;
+};
+
+struct WorkloadConfig {
+  std::string kind = "permutation";
+  int64_t bytes = 0;
+  Time start;
+  int senders = 0;
+  uint32_t receiver = 0;
+  std::vector<FlowSpec> flows;  // kind = "flows"
+};
+
+struct OutputConfig {
+  bool flows_csv = true;
+  bool trace = false;
+  std::vector<int64_t> trace_flows;  // empty = every flow when trace is on
+  Time progress_interval = Time::ms(0);
+};
+
+struct ScenarioConfig {
+  std::string file;
+  std::string name;
+  std::string description;
+  uint64_t seed = 1;
+  Time stop_time;
+  TopologyConfig topology;
+  NetworkConfig network;
+  std::string routing = "ecmp";
+  TransportConfig transport;
+  WorkloadConfig workload;
+  OutputConfig output;
+  nlohmann::ordered_json effective;  // every key with its effective value
+};
+
+/// Loads and validates `path`, applying `overrides` ("key=value") and an optional seed.
+/// Throws ConfigError naming the file, the key and what was expected.
+ScenarioConfig load_scenario(const std::string& path, const std::vector<std::string>& overrides,
+                             const uint64_t* seed_override = nullptr);
+/// Loads from TOML text (tests); `name` stands for the file in messages.
+ScenarioConfig load_scenario_text(const std::string& text, const std::string& name,
+                                  const std::vector<std::string>& overrides = {});
+
+/// What `fabsim list` prints: the registries and every parameter with unit and default.
+struct Catalogue {
+  struct Entry {
+    std::string name;
+    std::string description;
+    std::vector<ParamDoc> params;
+  };
+  std::vector<Entry> topologies;
+  std::vector<Entry> transports;
+  std::vector<Entry> policies;
+  std::vector<Entry> workloads;
+  std::vector<ParamDoc> common;  // simulation, network, output
+};
+Catalogue describe_catalogue();
+
+}  // namespace fabsim

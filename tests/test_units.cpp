@@ -1,0 +1,71 @@
+// Units: parsing, printing and exact serialization delay.
+#include <gtest/gtest.h>
+
+#include "core/units.h"
+
+namespace fabsim {
+namespace {
+using namespace literals;
+
+TEST(Units, SerializationDelayIsExact) {
+  EXPECT_EQ(serialization_delay(4096, 400_Gbps).ps(), 81'920);
+  EXPECT_EQ(serialization_delay(4096 + 62 + 20, 100_Gbps).ps(), 334'240);
+  // 1 byte at 3 Gbps = 2666.67 ps: rounded to nearest, not truncated.
+  EXPECT_EQ(serialization_delay(1, Rate(3'000'000'000)).ps(), 2'667);
+  // Many bytes: no per-byte truncation error accumulates.
+  EXPECT_EQ(serialization_delay(3'000'000'000LL, Rate(3'000'000'000)).ps(), 8'000'000'000'000LL);
+}
+
+TEST(Units, BytesInIsInverseOfSerialization) {
+  EXPECT_EQ(bytes_in(1_us, 100_Gbps), 12'500);
+  EXPECT_EQ(bytes_in(serialization_delay(4096, 400_Gbps), 400_Gbps), 4096);
+}
+
+TEST(Units, ParseTime) {
+  EXPECT_EQ(parse_time("2us").value, 2_us);
+  EXPECT_EQ(parse_time("1.5 ms").value, Time::us(1500));
+  EXPECT_EQ(parse_time("800ns").value, 800_ns);
+  EXPECT_EQ(parse_time("100ps").value, 100_ps);
+  EXPECT_EQ(parse_time("0").value, Time());
+  EXPECT_FALSE(parse_time("2").ok());       // a unit is required
+  EXPECT_FALSE(parse_time("-2us").ok());    // negative
+  EXPECT_FALSE(parse_time("2 parsecs").ok());
+  EXPECT_FALSE(parse_time("0.5ps").ok());   // below one picosecond
+  EXPECT_FALSE(parse_time("").ok());
+}
+
+TEST(Units, ParseBytesDecimalAndBinary) {
+  EXPECT_EQ(parse_bytes("16KiB").value.count(), 16 * 1024);
+  EXPECT_EQ(parse_bytes("16KB").value.count(), 16'000);
+  EXPECT_EQ(parse_bytes("4096").value.count(), 4096);
+  EXPECT_EQ(parse_bytes("4096B").value.count(), 4096);
+  EXPECT_EQ(parse_bytes("1.5MB").value.count(), 1'500'000);
+  EXPECT_EQ(parse_bytes("2MiB").value.count(), 2 * 1048576);
+  EXPECT_EQ(parse_bytes("1GiB").value.count(), 1LL << 30);
+  EXPECT_FALSE(parse_bytes("16 kibibytes").ok());
+  EXPECT_FALSE(parse_bytes("-1KB").ok());
+  EXPECT_FALSE(parse_bytes("0.5B").ok());
+}
+
+TEST(Units, ParseRate) {
+  EXPECT_EQ(parse_rate("400Gbps").value, 400_Gbps);
+  EXPECT_EQ(parse_rate("100 Gbps").value, 100_Gbps);
+  EXPECT_EQ(parse_rate("2.5Gbps").value.bps(), 2'500'000'000);
+  EXPECT_EQ(parse_rate("800Mbps").value, 800_Mbps);
+  EXPECT_EQ(parse_rate("1Tbps").value.bps(), 1'000'000'000'000);
+  EXPECT_FALSE(parse_rate("-100Gbps").ok());
+  EXPECT_FALSE(parse_rate("0Gbps").ok());
+  EXPECT_FALSE(parse_rate("100").ok());
+  EXPECT_FALSE(parse_rate("100GB").ok());
+}
+
+TEST(Units, Printing) {
+  EXPECT_EQ(to_string(2_us), "2us");
+  EXPECT_EQ(to_string(Time::ns(1500)), "1.5us");
+  EXPECT_EQ(to_string(Bytes(16384)), "16KiB");
+  EXPECT_EQ(to_string(Bytes(16000)), "16KB");
+  EXPECT_EQ(to_string(400_Gbps), "400Gbps");
+}
+
+}  // namespace
+}  // namespace fabsim

@@ -1,0 +1,82 @@
+// Flows and their records. A flow is one message from a source host to a destination host;
+// the workload creates flows, a transport moves their bytes, and the receiving side reports
+// completion here (the workload layer listens to start dependent steps).
+#pragma once
+
+#include <cstdint>  // ids, counters
+#include <vector>   // records, trace
+
+#include "core/units.h"
+
+namespace fabsim {
+
+struct FlowSpec {
+  uint32_t src = 0;
+  uint32_t dst = 0;
+  int64_t bytes = 0;
+  Time start;
+  uint8_t tclass = 3;
+};
+
+struct FlowRecord {
+  FlowSpec spec;
+  Time first_send = Time::max();  // first data packet handed to the NIC
+  Time end = Time::max();         // last byte delivered in order at the receiver
+  bool done = false;
+  int64_t delivered = 0;          // payload bytes accepted by the receiver
+  uint64_t packets_sent = 0;      // data packets transmitted, retransmissions included
+  uint64_t packets_received = 0;  // data packets that reached the receiver
+  uint64_t retransmissions = 0;   // data packets sent again
+  uint64_t out_of_order = 0;      // arrivals with a sequence number below one already seen
+  uint64_t ecn_marked = 0;        // data packets that arrived with CE
+  bool trace = false;             // record per-packet events of this flow
+  Time fct() const { return end - spec.start; }
+};
+
+/// One per-packet event of a traced flow.
+struct TraceEvent {
+  Time time;
+  uint32_t flow = 0;
+  char kind = 's';  // 's' sent, 'r' received, 'a' ack received, 'n' nack, 'c' cnp, 't' timeout
+  uint64_t seq = 0;
+  uint32_t bytes = 0;
+};
+
+/// Told when a flow completes (the workload layer starts dependent steps).
+class FlowObserver {
+ public:
+  virtual ~FlowObserver() = default;
+  virtual void on_flow_done(uint32_t flow, Time at) = 0;
+};
+
+class FlowTable {
+ public:
+  uint32_t add(const FlowSpec& spec) {
+    records_.push_back(FlowRecord{spec});
+    return static_cast<uint32_t>(records_.size() - 1);
+  }
+  FlowRecord& operator[](uint32_t id) { return records_[id]; }
+  const FlowRecord& operator[](uint32_t id) const { return records_[id]; }
+  size_t size() const { return records_.size(); }
+  const std::vector<FlowRecord>& records() const { return records_; }
+  void set_observer(FlowObserver* o) { observer_ = o; }
+
+  /// Marks flow `id` complete at `t` and tells the observer.
+  void complete(uint32_t id, Time t) {
+    records_[id].done = true;
+    records_[id].end = t;
+    ++completed_;
+    if (observer_ != nullptr) observer_->on_flow_done(id, t);
+  }
+  size_t completed() const { return completed_; }
+  void trace(const TraceEvent& e) { trace_.push_back(e); }
+  const std::vector<TraceEvent>& trace_events() const { return trace_; }
+
+ private:
+  std::vector<FlowRecord> records_;
+  std::vector<TraceEvent> trace_;
+  FlowObserver* observer_ = nullptr;
+  size_t completed_ = 0;
+};
+
+}  // namespace fabsim

@@ -1,0 +1,26 @@
+// The interface every host transport implements (datagram, RoCE, ...). The workload starts
+// flows; the transport segments them into packets, drives them through the NICs and reports
+// delivery to the flow table.
+#pragma once
+
+#include <cstdint>  // flow ids
+
+namespace fabsim {
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  /// Starts flow `id` (described in the flow table) now.
+  virtual void start(uint32_t id) = 0;
+  /// End of run: releases any packets the transport still holds.
+  virtual void finish() {}
+};
+
+/// Wire layout shared by the transports: header bytes per data packet, ACK/CNP frame size.
+struct WireConfig {
+  int64_t payload = 4096;      // MTU payload bytes per data packet
+  int64_t header_bytes = 62;   // Eth 14 + FCS 4 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4
+  int64_t control_bytes = 64;  // ACK, NACK, CNP frame size (minimum Ethernet frame)
+};
+
+}  // namespace fabsim
