@@ -18,7 +18,7 @@ double ecn_mark_probability(int64_t queue_bytes, const EcnConfig& cfg) {
 
 Switch::Switch(Simulation& sim, const SwitchConfig& cfg, uint32_t id, std::string name)
     : sim_(sim), cfg_(cfg), id_(id), name_(std::move(name)),
-      rng_(sim.rng(stream_id(StreamKind::kSwitch, id))) {}
+      marker_(cfg.ecn, sim.rng(stream_id(StreamKind::kSwitch, id))) {}
 
 uint16_t Switch::add_port(Link* out) {
   const auto idx = static_cast<uint16_t>(ports_.size());
@@ -208,8 +208,7 @@ void Switch::on_dequeue(uint16_t port, Packet& p) {
   if (lossless(p.tclass)) check_xon(p.in_port, p.tclass);
   if (cfg_.ecn.enabled && p.ecn == Ecn::kEct) {
     EgressPort& e = *ports_[port].egress;
-    const double prob = ecn_mark_probability(e.queued_bytes(p.tclass), cfg_.ecn);
-    if (prob >= 1.0 || (prob > 0 && rng_.uniform() < prob)) {
+    if (marker_.mark(e.queued_bytes(p.tclass))) {
       p.ecn = Ecn::kCe;
       ++e.counters().ecn_marks;
     }

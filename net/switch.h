@@ -82,7 +82,7 @@ class Switch : public Node, public EventTarget {
   std::vector<uint32_t> route_offset_;  // host -> first entry in route_ports_ (size hosts + 1)
   std::vector<uint16_t> route_ports_;
   std::unique_ptr<PathSelector> selector_;
-  Rng rng_;
+  RedMarker marker_;
   int64_t total_headroom_ = 0;
   int64_t total_reserve_ = 0;
   int64_t shared_used_ = 0;   // bytes in the shared pool (above reserves, below headroom)

@@ -6,6 +6,7 @@
 #include <cstdint>  // masks
 
 #include "core/packet.h"
+#include "core/rng.h"
 #include "core/units.h"
 
 namespace fabsim {
@@ -63,5 +64,19 @@ struct SwitchConfig {
 
 /// RED/ECN marking probability for a queue of `queue_bytes` (REFERENCE.md §1.4).
 double ecn_mark_probability(int64_t queue_bytes, const EcnConfig& cfg);
+
+/// The marking decision with its own random stream (one per switch).
+class RedMarker {
+ public:
+  RedMarker(const EcnConfig& cfg, Rng rng) : cfg_(cfg), rng_(rng) {}
+  bool mark(int64_t queue_bytes) {
+    const double p = ecn_mark_probability(queue_bytes, cfg_);
+    return p >= 1.0 || (p > 0 && rng_.uniform() < p);
+  }
+
+ private:
+  EcnConfig cfg_;
+  Rng rng_;
+};
 
 }  // namespace fabsim

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# CLI behaviour on bad input: non-zero exit, a message naming the key, no output files.
+# Usage: cli_bad_input.sh FABSIM_BINARY
+set -u
+fabsim="$1"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+passed=0
+
+expect_error() {  # name, expected text in stderr, scenario text, extra args...
+  local name="$1" want="$2" text="$3"
+  shift 3
+  printf '%s\n' "$text" > "$tmp/$name.toml"
+  "$fabsim" run "$tmp/$name.toml" --out "$tmp/out-$name" "$@" > "$tmp/$name.stdout" 2> "$tmp/$name.stderr"
+  local rc=$?
+  if [ "$rc" -eq 0 ]; then echo "FAIL $name: exit 0"; fail=$((fail + 1)); return; fi
+  if ! grep -qF -- "$want" "$tmp/$name.stderr"; then
+    echo "FAIL $name: stderr lacks '$want':"; cat "$tmp/$name.stderr"; fail=$((fail + 1)); return
+  fi
+  if [ -e "$tmp/out-$name" ]; then echo "FAIL $name: output written"; fail=$((fail + 1)); return; fi
+  passed=$((passed + 1))
+}
+
+expect_error unknown_key "topology.spinez" $'[topology]\nspinez = 4'
+expect_error bad_unit "topology.nic_rate" $'[topology]\nnic_rate = "100GB"'
+expect_error negative_rate "topology.uplink_rate" $'[topology]\nuplink_rate = "-400Gbps"'
+expect_error inconsistent "topology.servers_per_leaf" $'[topology]\nservers = 2\nservers_per_leaf = 3'
+expect_error bad_set "network.ecn.pmax" '' --set network.ecn.pmax=2.0
+
+"$fabsim" run "$tmp/does-not-exist.toml" --out "$tmp/out-missing" > /dev/null 2> "$tmp/missing.stderr"
+rc=$?
+if [ "$rc" -ne 0 ] && grep -qF "does-not-exist.toml" "$tmp/missing.stderr" && [ ! -e "$tmp/out-missing" ]; then
+  passed=$((passed + 1))
+else
+  echo "FAIL missing_file: rc=$rc"; cat "$tmp/missing.stderr"; fail=$((fail + 1))
+fi
+
+"$fabsim" validate "$tmp/unknown_key.toml" > /dev/null 2>&1 && { echo "FAIL validate accepted a bad file"; fail=$((fail + 1)); } || passed=$((passed + 1))
+
+echo "$passed passed, $fail failed"
+[ "$fail" -eq 0 ]

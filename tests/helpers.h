@@ -1,0 +1,46 @@
+// Shared test fixtures: a recording endpoint and packet construction.
+#pragma once
+
+#include <vector>
+
+#include "core/simulation.h"
+#include "net/host.h"
+
+namespace fabsim::test {
+
+/// Records every packet it receives, then returns it to the pool.
+class RecordingSink : public Endpoint {
+ public:
+  struct Arrival {
+    Time at;
+    uint64_t seq;
+    uint8_t tclass;
+    uint32_t src;
+    Ecn ecn;
+  };
+  explicit RecordingSink(Simulation& sim) : sim_(sim) {}
+  void receive(Packet* p) override {
+    arrivals.push_back({sim_.now(), p->seq, p->tclass, p->src, p->ecn});
+    sim_.pool().release(p);
+  }
+  std::vector<Arrival> arrivals;
+
+ private:
+  Simulation& sim_;
+};
+
+inline Packet* make_packet(Simulation& sim, uint32_t src, uint32_t dst, uint32_t size,
+                           uint8_t tclass, uint32_t endpoint, uint64_t seq = 0) {
+  Packet* p = sim.pool().acquire();
+  p->type = PacketType::kData;
+  p->src = src;
+  p->dst = dst;
+  p->size = size;
+  p->payload = size;
+  p->tclass = tclass;
+  p->endpoint = endpoint;
+  p->seq = seq;
+  return p;
+}
+
+}  // namespace fabsim::test

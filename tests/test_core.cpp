@@ -1,0 +1,180 @@
+// Engine: scheduler order and ties, lazy timer cancellation, packet pool, histogram, RNG.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/packet_pool.h"
+#include "core/rng.h"
+#include "core/scheduler.h"
+#include "core/simulation.h"
+#include "core/stats.h"
+
+namespace fabsim {
+namespace {
+using namespace literals;
+
+class Recorder : public EventTarget {
+ public:
+  explicit Recorder(Simulation& sim) : sim_(sim) {}
+  void on_event(uint32_t tag, uint32_t gen) override {
+    if (tag >= 1000) {
+      if (!timer.fire(gen)) return;
+    }
+    fired.push_back({sim_.now(), tag});
+  }
+  struct Fired {
+    Time at;
+    uint32_t tag;
+  };
+  std::vector<Fired> fired;
+  Timer timer;
+
+ private:
+  Simulation& sim_;
+};
+
+TEST(Scheduler, PopsInTimeOrder) {
+  Scheduler s;
+  Simulation sim(1);
+  Recorder r(sim);  // target only; never called here
+  const int64_t times[] = {50, 10, 40, 30, 20, 70, 60, 0, 90, 80};
+  for (int i = 0; i < 10; ++i) s.schedule(Time::ps(times[i]), &r, static_cast<uint32_t>(i));
+  int64_t last = -1;
+  for (int i = 0; i < 10; ++i) {
+    const Event e = s.pop();
+    EXPECT_GT(e.time.ps(), last);
+    last = e.time.ps();
+  }
+  EXPECT_TRUE(s.empty());
+}
+
+TEST(Scheduler, TiesBreakInSchedulingOrder) {
+  Simulation sim(1);
+  Recorder r(sim);
+  for (uint32_t i = 0; i < 100; ++i) sim.schedule(5_us, &r, i);
+  sim.schedule(1_us, &r, 500);
+  sim.run();
+  ASSERT_EQ(r.fired.size(), 101U);
+  EXPECT_EQ(r.fired[0].tag, 500U);
+  for (uint32_t i = 0; i < 100; ++i) EXPECT_EQ(r.fired[i + 1].tag, i);
+}
+
+TEST(Scheduler, ManyRandomEventsComeOutSorted) {
+  Scheduler s;
+  Simulation sim(1);
+  Recorder r(sim);
+  Rng rng(7, 0);
+  for (int i = 0; i < 10000; ++i) s.schedule(Time::ps(static_cast<int64_t>(rng.below(1000))), &r, 0);
+  Event prev = s.pop();
+  while (!s.empty()) {
+    const Event e = s.pop();
+    ASSERT_TRUE(prev.time < e.time || (prev.time == e.time && prev.seq < e.seq));
+    prev = e;
+  }
+}
+
+TEST(Timer, CancelIsLazyAndIgnored) {
+  Simulation sim(1);
+  Recorder r(sim);
+  r.timer.arm(sim.scheduler(), &r, 1000, 3_us);
+  r.timer.cancel();
+  EXPECT_FALSE(r.timer.armed());
+  EXPECT_EQ(sim.scheduler().size(), 1U);  // still in the heap, lazily
+  sim.run();
+  EXPECT_TRUE(r.fired.empty());
+}
+
+TEST(Timer, RearmFiresOnlyTheLatest) {
+  Simulation sim(1);
+  Recorder r(sim);
+  r.timer.arm(sim.scheduler(), &r, 1000, 3_us);
+  r.timer.arm(sim.scheduler(), &r, 1000, 7_us);
+  r.timer.arm(sim.scheduler(), &r, 1000, 5_us);
+  sim.run();
+  ASSERT_EQ(r.fired.size(), 1U);
+  EXPECT_EQ(r.fired[0].at, 5_us);
+  EXPECT_FALSE(r.timer.armed());
+}
+
+TEST(Simulation, RunStopsAtLimitAndResumes) {
+  Simulation sim(1);
+  Recorder r(sim);
+  sim.schedule(1_us, &r, 1);
+  sim.schedule(2_us, &r, 2);
+  sim.schedule(3_us, &r, 3);
+  EXPECT_EQ(sim.run(2_us), 2U);
+  EXPECT_EQ(sim.now(), 2_us);
+  EXPECT_EQ(sim.run(), 1U);
+  EXPECT_EQ(sim.events(), 3U);
+}
+
+TEST(PacketPool, ReusesAndCountsLive) {
+  PacketPool pool;
+  Packet* a = pool.acquire();
+  Packet* b = pool.acquire();
+  EXPECT_EQ(pool.live(), 2U);
+  EXPECT_NE(a->uid, b->uid);
+  a->seq = 99;
+  pool.release(a);
+  EXPECT_EQ(pool.live(), 1U);
+  Packet* c = pool.acquire();
+  EXPECT_EQ(c, a);        // the freed packet is reused
+  EXPECT_EQ(c->seq, 0U);  // and reset
+  pool.release(b);
+  pool.release(c);
+  EXPECT_EQ(pool.live(), 0U);
+}
+
+TEST(PacketPool, ProtocolAreaRoundTrips) {
+  Packet p;
+  p.set_ext(PfcInfo{5, 1234});
+  const auto info = p.get_ext<PfcInfo>();
+  EXPECT_EQ(info.cls, 5);
+  EXPECT_EQ(info.quanta, 1234);
+}
+
+TEST(Histogram, ExactNearestRankPercentiles) {
+  Histogram h;
+  for (int i = 100; i >= 1; --i) h.add(i);
+  EXPECT_EQ(h.percentile(50), 50);
+  EXPECT_EQ(h.percentile(99), 99);
+  EXPECT_EQ(h.percentile(99.5), 100);
+  EXPECT_EQ(h.min(), 1);
+  EXPECT_EQ(h.max(), 100);
+  EXPECT_DOUBLE_EQ(h.mean(), 50.5);
+  Histogram small;
+  small.add(7);
+  small.add(3);
+  small.add(5);
+  EXPECT_EQ(small.percentile(50), 5);
+  EXPECT_EQ(small.percentile(34), 5);
+  EXPECT_EQ(small.percentile(33), 3);
+}
+
+TEST(Rng, StreamsAreReproducibleAndIndependent) {
+  Rng a(42, 1);
+  Rng b(42, 1);
+  Rng c(42, 2);
+  Rng d(43, 1);
+  int same_c = 0;
+  int same_d = 0;
+  for (int i = 0; i < 100; ++i) {
+    const uint64_t x = a.next();
+    EXPECT_EQ(x, b.next());
+    same_c += x == c.next();
+    same_d += x == d.next();
+  }
+  EXPECT_EQ(same_c, 0);
+  EXPECT_EQ(same_d, 0);
+  Rng u(1, 1);
+  double sum = 0;
+  for (int i = 0; i < 100000; ++i) {
+    const uint64_t k = u.below(10);
+    ASSERT_LT(k, 10U);
+    sum += u.uniform();
+  }
+  EXPECT_NEAR(sum / 100000, 0.5, 0.01);
+}
+
+}  // namespace
+}  // namespace fabsim

@@ -1,0 +1,125 @@
+// Scenario loading: defaults, overrides, and errors that name the key.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "scenario/scenario.h"
+
+namespace fabsim {
+namespace {
+using namespace literals;
+
+std::string error_of(const std::string& toml, const std::vector<std::string>& sets = {}) {
+  try {
+    load_scenario_text(toml, "bad.toml", sets);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Loader, DefaultsAndEffectiveScenario) {
+  const auto c = load_scenario_text("", "empty.toml");
+  EXPECT_EQ(c.topology.kind, "leaf_spine");
+  EXPECT_EQ(c.topology.hosts(), 32);
+  EXPECT_EQ(c.network.sw.buffer.size.count(), 32LL << 20);
+  EXPECT_EQ(c.network.framing_bytes, 20);
+  EXPECT_EQ(c.effective["topology"]["nic_rate"], "100Gbps");
+  EXPECT_EQ(c.effective["network"]["ecn"]["kmin"], 5000);
+  EXPECT_EQ(c.network.sw.max_frame_bytes, 4096 + 62);
+}
+
+TEST(Loader, OverridesParseAsTomlOrString) {
+  const auto c = load_scenario_text("", "x.toml",
+                                    {"topology.uplink_rate=800Gbps", "network.pfc.enabled=false",
+                                     "network.ecn.kmin=10KB", "topology.spines=3",
+                                     "network.pfc.lossless_classes=[2, 3]"});
+  EXPECT_EQ(c.topology.leaf_spine.uplink_rate, 800_Gbps);
+  EXPECT_FALSE(c.network.sw.pfc.enabled);
+  EXPECT_EQ(c.network.sw.ecn.kmin.count(), 10000);
+  EXPECT_EQ(c.topology.leaf_spine.spines, 3);
+  EXPECT_EQ(c.network.sw.pfc.lossless_mask, (1U << 2) | (1U << 3));
+}
+
+TEST(Loader, UnknownKeyIsNamed) {
+  const auto e = error_of("[topology]\nspinez = 4\n");
+  EXPECT_NE(e.find("bad.toml:2"), std::string::npos) << e;
+  EXPECT_NE(e.find("topology.spinez"), std::string::npos) << e;
+  EXPECT_NE(error_of("[nonsense]\n").find("'nonsense'"), std::string::npos);
+}
+
+TEST(Loader, BadUnitIsNamed) {
+  const auto e = error_of("[topology]\nnic_rate = \"100GB\"\n");
+  EXPECT_NE(e.find("topology.nic_rate"), std::string::npos) << e;
+  EXPECT_NE(e.find("Gbps"), std::string::npos) << e;
+  EXPECT_NE(error_of("[topology]\nhost_link_delay = \"3 parsecs\"\n").find("host_link_delay"),
+            std::string::npos);
+  EXPECT_NE(error_of("[network.buffer]\nsize = \"lots\"\n").find("network.buffer.size"),
+            std::string::npos);
+}
+
+TEST(Loader, NegativeRateIsRejected) {
+  const auto e = error_of("[topology]\nuplink_rate = \"-400Gbps\"\n");
+  EXPECT_NE(e.find("topology.uplink_rate"), std::string::npos) << e;
+  EXPECT_NE(e.find("positive"), std::string::npos) << e;
+}
+
+TEST(Loader, InconsistentTopologyIsNamed) {
+  EXPECT_NE(error_of("[topology]\nservers = 2\nservers_per_leaf = 4\n").find("servers_per_leaf"),
+            std::string::npos);
+  EXPECT_NE(error_of("[topology]\nservers = 5\nservers_per_leaf = 2\n").find("topology.servers"),
+            std::string::npos);
+  EXPECT_NE(error_of("[topology]\nspines = 0\n").find("topology.spines"), std::string::npos);
+  EXPECT_NE(error_of("[workload]\nkind = \"incast\"\nreceiver = 99\n").find("workload.receiver"),
+            std::string::npos);
+  EXPECT_NE(error_of("[workload]\nkind = \"incast\"\nsenders = 32\n").find("workload.senders"),
+            std::string::npos);
+  EXPECT_NE(error_of("[workload]\nkind = \"flows\"\n[[workload.flows]]\nsrc = 1\ndst = 1\n")
+                .find("workload.flows[0]"),
+            std::string::npos);
+  EXPECT_NE(error_of("[network.ecn]\nkmin = \"300KB\"\n").find("network.ecn.kmax"),
+            std::string::npos);
+  EXPECT_NE(error_of("[network.pfc]\nthreshold = \"static\"\n").find("network.pfc.xoff"),
+            std::string::npos);
+}
+
+TEST(Loader, WrongTypesAndChoices) {
+  EXPECT_NE(error_of("[topology]\nkind = \"torus\"\n").find("leaf_spine"), std::string::npos);
+  EXPECT_NE(error_of("[topology]\nservers = \"four\"\n").find("topology.servers"),
+            std::string::npos);
+  EXPECT_NE(error_of("[network.pfc]\nenabled = 1\n").find("true or false"), std::string::npos);
+  EXPECT_NE(error_of("topology = 3\n").find("a table"), std::string::npos);
+  EXPECT_NE(error_of("", {"novalue"}).find("key=value"), std::string::npos);
+  EXPECT_NE(error_of("x = [\n").find("not valid TOML"), std::string::npos);
+}
+
+TEST(Loader, MissingFile) {
+  try {
+    load_scenario("/nonexistent/scenario.toml", {});
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/scenario.toml"), std::string::npos);
+  }
+}
+
+TEST(Loader, CatalogueListsEveryKindWithDefaults) {
+  const auto cat = describe_catalogue();
+  ASSERT_EQ(cat.topologies.size(), 2U);
+  bool found = false;
+  for (const auto& p : cat.topologies[0].params) {
+    if (p.key == "topology.nic_rate") {
+      found = true;
+      EXPECT_EQ(p.default_value, "100Gbps");
+      EXPECT_EQ(p.type, "rate");
+    }
+  }
+  EXPECT_TRUE(found);
+  EXPECT_EQ(cat.transports[0].name, "datagram");
+  EXPECT_EQ(cat.policies[0].name, "ecmp");
+  bool kmin = false;
+  for (const auto& p : cat.common) kmin = kmin || p.key == "network.ecn.kmin";
+  EXPECT_TRUE(kmin);
+}
+
+}  // namespace
+}  // namespace fabsim

@@ -1,0 +1,232 @@
+// Switch unit tests: PFC XOFF/XON at the exact thresholds (static and dynamic), pause stopping
+// one class while others go on, DWRR shares, RED/ECN marking, headroom sizing.
+#include <gtest/gtest.h>
+
+#include "helpers.h"
+#include "lb/ecmp.h"
+#include "net/network.h"
+#include "net/topology.h"
+
+namespace fabsim {
+namespace {
+using namespace literals;
+
+constexpr uint32_t kFrame = 4096 + 62;  // frame bytes of a full data packet
+const Time kSer = serialization_delay(kFrame + 20, 100_Gbps);
+const Time kPauseFrame = serialization_delay(64 + 20, 100_Gbps);
+
+SelectorFactory ecmp_factory() {
+  return [](uint32_t id) { return std::make_unique<EcmpSelector>(id); };
+}
+
+// Three hosts on one switch; host 0's downlink can be held paused so packets accumulate.
+struct ThreeHosts {
+  explicit ThreeHosts(const SwitchConfig& sw) : sim(1), net(sim), sink(sim) {
+    SingleSwitchConfig cfg;
+    cfg.hosts = 3;
+    build_single_switch(net, cfg, sw, 20, 0.0, ecmp_factory());
+    sink_id = net.endpoints().add(&sink);
+  }
+  Switch& sw() { return net.sw(0); }
+  void inject(uint32_t src, uint8_t tclass, uint64_t seq = 0) {
+    sw().receive(test::make_packet(sim, src, 0, kFrame, tclass, sink_id, seq), static_cast<uint16_t>(src));
+  }
+  Simulation sim;
+  Network net;
+  test::RecordingSink sink;
+  uint32_t sink_id = 0;
+};
+
+SwitchConfig static_pfc() {
+  SwitchConfig sw;
+  sw.buffer.reserve = Bytes(0);
+  sw.pfc.mode = PfcThreshold::kStatic;
+  sw.pfc.xoff = Bytes(3 * kFrame);
+  sw.pfc.xon = Bytes(kFrame);
+  sw.ecn.enabled = false;
+  return sw;
+}
+
+TEST(Pfc, StaticXoffAtThresholdThenHeadroom) {
+  ThreeHosts t(static_pfc());
+  t.sw().port(0).apply_pause(3, 65535);
+  for (int k = 1; k <= 5; ++k) {
+    t.inject(1, 3);
+    EXPECT_EQ(t.sw().ingress_bytes(1, 3), std::min(k, 3) * int64_t{kFrame}) << "k=" << k;
+    EXPECT_EQ(t.sw().headroom_bytes(1, 3), std::max(0, k - 3) * int64_t{kFrame}) << "k=" << k;
+    EXPECT_EQ(t.sw().xoff_sent(1, 3), k >= 3) << "k=" << k;
+  }
+  EXPECT_EQ(t.sw().port(1).counters().pfc_sent, 1U);
+  EXPECT_FALSE(t.sw().xoff_sent(2, 3));
+  // The pause reaches host 1's NIC one pause frame + one propagation delay later.
+  t.sim.run(kPauseFrame + 1_us - 1_ps);
+  EXPECT_FALSE(t.net.host(1).port().paused(3));
+  t.sim.run(kPauseFrame + 1_us);
+  EXPECT_TRUE(t.net.host(1).port().paused(3));
+  EXPECT_FALSE(t.net.host(1).port().paused(1));
+  EXPECT_FALSE(t.net.host(2).port().paused(3));
+}
+
+TEST(Pfc, StaticXonAtThreshold) {
+  ThreeHosts t(static_pfc());
+  t.sw().port(0).apply_pause(3, 65535);
+  for (int k = 1; k <= 5; ++k) t.inject(1, 3);
+  t.sim.run(2_us);
+  const Time resume = t.sim.now();
+  t.sw().port(0).apply_pause(3, 0);  // dequeue 1 now, then one per serialization time
+  // Dequeues drain headroom first (2 frames), then shared: 3, 2, then 1 frame = XON.
+  t.sim.run(resume + kSer * 2);
+  EXPECT_TRUE(t.sw().xoff_sent(1, 3));
+  EXPECT_EQ(t.sw().headroom_bytes(1, 3), 0);
+  EXPECT_EQ(t.sw().ingress_bytes(1, 3), 2 * int64_t{kFrame});
+  t.sim.run(resume + kSer * 3);
+  EXPECT_FALSE(t.sw().xoff_sent(1, 3));
+  EXPECT_EQ(t.sw().port(1).counters().pfc_sent, 2U);
+  t.sim.run();
+  EXPECT_FALSE(t.net.host(1).port().paused(3));
+  // Host 1 was paused from XOFF arrival to XON arrival: exactly resume + 3 serializations.
+  EXPECT_EQ(t.net.host(1).port().counters().paused_time[3], resume + kSer * 3);
+  EXPECT_EQ(t.sink.arrivals.size(), 5U);
+  t.net.finish();
+  EXPECT_EQ(t.sim.pool().live(), 0U);
+}
+
+TEST(Pfc, DynamicThresholdMatchesFormula) {
+  SwitchConfig cfg;
+  cfg.buffer.size = Bytes(1 << 20);
+  cfg.buffer.reserve = Bytes(0);
+  cfg.ecn.enabled = false;
+  ThreeHosts t(cfg);
+  const int64_t headroom = Switch::auto_headroom({100_Gbps, 1_us, 0.0, 20}, cfg.pfc, cfg.max_frame_bytes);
+  EXPECT_EQ(t.sw().headroom_size(1), headroom);
+  const int64_t free0 = (1 << 20) - 3 * headroom;  // three ports, one lossless class
+  t.sw().port(0).apply_pause(3, 65535);
+  int64_t shared = 0;
+  int64_t hdrm = 0;
+  bool xoff = false;
+  int xoff_at = 0;
+  uint64_t drops = 0;
+  for (int k = 1; k <= 40; ++k) {
+    // Independent restatement of REFERENCE.md §1.3 with alpha = 1/8.
+    const int64_t thr = (free0 - shared) / 8;
+    if (hdrm + kFrame > headroom && shared + kFrame > thr) {
+      ++drops;  // headroom exhausted: the packet is dropped
+    } else if (shared + kFrame > thr) {
+      hdrm += kFrame;
+    } else {
+      shared += kFrame;
+    }
+    if (!xoff && (hdrm > 0 || shared >= (free0 - shared) / 8)) {
+      xoff = true;
+      xoff_at = k;
+    }
+    t.inject(1, 3);
+    ASSERT_EQ(t.sw().ingress_bytes(1, 3), shared) << "k=" << k;
+    ASSERT_EQ(t.sw().headroom_bytes(1, 3), hdrm) << "k=" << k;
+    ASSERT_EQ(t.sw().xoff_sent(1, 3), xoff) << "k=" << k;
+    ASSERT_EQ(t.sw().port(0).counters().drops, drops) << "k=" << k;
+  }
+  EXPECT_EQ(hdrm, 8 * int64_t{kFrame});  // 8 frames fit in 33,440 B of headroom
+  EXPECT_GT(drops, 0U);
+  EXPECT_GT(xoff_at, 20);
+  EXPECT_LT(xoff_at, 40);
+  EXPECT_EQ(t.sw().pfc_threshold(1), (free0 - shared) / 8);
+  t.sw().port(0).apply_pause(3, 0);
+  t.sim.run();
+  EXPECT_FALSE(t.sw().xoff_sent(1, 3));
+  EXPECT_EQ(t.sw().buffer_used(), 0);
+  EXPECT_EQ(t.sw().shared_used(), 0);
+}
+
+TEST(Pfc, PausedClassStopsWhileOthersGoOn) {
+  ThreeHosts t(static_pfc());
+  t.sw().port(0).apply_pause(3, 65535);
+  for (int i = 0; i < 3; ++i) t.inject(1, 3, i);
+  for (int i = 0; i < 3; ++i) t.inject(2, 1, 10 + i);
+  t.sim.run(100_us);
+  ASSERT_EQ(t.sink.arrivals.size(), 3U);
+  for (const auto& a : t.sink.arrivals) EXPECT_EQ(a.tclass, 1);
+  EXPECT_EQ(t.sw().port(0).queued_packets(3), 3U);
+  t.sw().port(0).apply_pause(3, 0);
+  t.sim.run();
+  EXPECT_EQ(t.sink.arrivals.size(), 6U);
+}
+
+TEST(Pfc, PauseExpiresAfterQuanta) {
+  ThreeHosts t(static_pfc());
+  // 100 quanta = 51,200 bit times = 512 ns at 100 Gbps.
+  t.sw().port(0).apply_pause(3, 100);
+  t.inject(1, 3);
+  t.sim.run(511_ns);
+  EXPECT_TRUE(t.sink.arrivals.empty());
+  EXPECT_TRUE(t.sw().port(0).paused(3));
+  t.sim.run(512_ns);
+  EXPECT_FALSE(t.sw().port(0).paused(3));
+  t.sim.run();
+  ASSERT_EQ(t.sink.arrivals.size(), 1U);
+  EXPECT_EQ(t.sink.arrivals[0].at, 512_ns + kSer + 1_us);
+  EXPECT_EQ(t.sw().port(0).counters().paused_time[3], 512_ns);
+}
+
+TEST(Dwrr, WeightsShareTheLink) {
+  SwitchConfig cfg = static_pfc();
+  cfg.pfc.enabled = false;
+  cfg.dwrr_weights = {1, 1, 3, 1, 1, 1, 1, 1};
+  ThreeHosts t(cfg);
+  t.sw().port(0).apply_pause(1, 65535);
+  t.sw().port(0).apply_pause(2, 65535);
+  for (int i = 0; i < 40; ++i) t.inject(1, 1, i);
+  for (int i = 0; i < 40; ++i) t.inject(2, 2, i);
+  t.sw().port(0).apply_pause(1, 0);
+  t.sw().port(0).apply_pause(2, 0);
+  t.sim.run();
+  ASSERT_EQ(t.sink.arrivals.size(), 80U);
+  int class2 = 0;
+  for (int i = 1; i <= 40; ++i) class2 += t.sink.arrivals[i].tclass == 2;
+  EXPECT_GE(class2, 29);
+  EXPECT_LE(class2, 31);
+}
+
+TEST(Ecn, MarkingProbabilityFormula) {
+  EcnConfig e;
+  e.kmin = Bytes(5000);
+  e.kmax = Bytes(205000);
+  e.pmax = 0.2;
+  EXPECT_DOUBLE_EQ(ecn_mark_probability(0, e), 0.0);
+  EXPECT_DOUBLE_EQ(ecn_mark_probability(5000, e), 0.0);
+  EXPECT_DOUBLE_EQ(ecn_mark_probability(105000, e), 0.1);
+  EXPECT_DOUBLE_EQ(ecn_mark_probability(205000, e), 0.2);
+  EXPECT_DOUBLE_EQ(ecn_mark_probability(205001, e), 1.0);
+}
+
+TEST(Ecn, MarkingFrequencyAtKminMidwayKmax) {
+  EcnConfig e;
+  e.kmin = Bytes(5000);
+  e.kmax = Bytes(205000);
+  e.pmax = 0.2;
+  RedMarker m(e, Rng(1234, 1));
+  constexpr int kTrials = 100000;
+  auto count = [&](int64_t q) {
+    int marks = 0;
+    for (int i = 0; i < kTrials; ++i) marks += m.mark(q);
+    return marks;
+  };
+  EXPECT_EQ(count(5000), 0);
+  // Binomial: sd = sqrt(n p (1-p)) = 95 at p = 0.1 and 126 at p = 0.2; allow 4 sd.
+  EXPECT_NEAR(count(105000), 10000, 380);
+  EXPECT_NEAR(count(205000), 20000, 506);
+  EXPECT_EQ(count(205001), kTrials);
+}
+
+TEST(Headroom, AutoSizeFromLink) {
+  PfcConfig pfc;
+  // 2 x BDP (12,500 B at 100G x 1us) + 2 max frames on the wire + one pause frame.
+  EXPECT_EQ(Switch::auto_headroom({100_Gbps, 1_us, 0.0, 20}, pfc, kFrame),
+            2 * 12500 + 2 * (kFrame + 20) + 84);
+  pfc.response_time = 100_ns;
+  EXPECT_EQ(Switch::auto_headroom({400_Gbps, 1_us, 0.0, 20}, pfc, kFrame),
+            2 * 50000 + 2 * (kFrame + 20) + 84 + 5000);
+}
+
+}  // namespace
+}  // namespace fabsim
