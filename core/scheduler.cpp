@@ -6,7 +6,8 @@
 namespace fabsim {
 
 void Scheduler::schedule(Time at, EventTarget* target, uint32_t tag, uint32_t gen) {
-  Event e{at, next_seq_++, target, tag, gen};
+  FABSIM_ASSERT(at.ps() >= 0);
+  Event e{at.ps(), next_seq_++, target, tag, gen};
   size_t i = heap_.size();
   heap_.push_back(e);
   while (i > 0) {

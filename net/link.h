@@ -32,7 +32,14 @@ class Link : public EventTarget {
 
   /// Bytes a frame occupies on this link: frame + preamble/SFD + inter-frame gap.
   int64_t wire_bytes(const Packet& p) const { return p.size + cfg_.framing_bytes; }
-  Time serialization(const Packet& p) const { return serialization_delay(wire_bytes(p), cfg_.rate); }
+  /// Serialization time of `p`; the last size is cached (most packets have one of two sizes).
+  Time serialization(const Packet& p) {
+    if (p.size != cached_size_) {
+      cached_size_ = p.size;
+      cached_ser_ = serialization_delay(wire_bytes(p), cfg_.rate);
+    }
+    return cached_ser_;
+  }
   const Config& config() const { return cfg_; }
   Node* dst() const { return dst_; }
   uint16_t dst_port() const { return dst_port_; }
@@ -54,6 +61,8 @@ class Link : public EventTarget {
   Ring<Slot> ring_;
   bool armed_ = false;
   uint64_t lost_ = 0;
+  uint32_t cached_size_ = 0;
+  Time cached_ser_;
 };
 
 }  // namespace fabsim

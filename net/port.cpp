@@ -1,13 +1,15 @@
 // Egress scheduling and pause handling; see port.h.
 #include "net/port.h"
 
+#include <bit>  // countr_zero
+
 #include "core/assert.h"
 #include "net/node.h"
 
 namespace fabsim {
 
-EgressPort::EgressPort(Simulation& sim, Node* owner, uint16_t index, Link* link)
-    : sim_(sim), owner_(owner), index_(index), link_(link) {
+EgressPort::EgressPort(Simulation& sim, Node* owner, uint16_t index, Link* link, bool pulls)
+    : sim_(sim), owner_(owner), index_(index), link_(link), pulls_(pulls) {
   quantum_.fill(9216);
 }
 
@@ -21,6 +23,7 @@ void EgressPort::enqueue(Packet* p) {
   FABSIM_ASSERT(p->tclass < kNumClasses);
   q_[p->tclass].push_back(p);
   bytes_[p->tclass] += p->size;
+  nonempty_ = static_cast<uint8_t>(nonempty_ | (1U << p->tclass));
   if (tx_ == nullptr) kick();
 }
 
@@ -29,33 +32,43 @@ void EgressPort::kick() {
   if (Packet* p = select()) start(p);
 }
 
+Packet* EgressPort::pop(uint8_t cls) {
+  Packet* p = q_[cls].front();
+  q_[cls].pop_front();
+  bytes_[cls] -= p->size;
+  if (q_[cls].empty()) nonempty_ = static_cast<uint8_t>(nonempty_ & ~(1U << cls));
+  return p;
+}
+
 // Strict priority for the control class, then a packet pulled from the owner (a NIC's queue
 // pairs), then DWRR over the queued data classes. Paused classes are skipped.
 Packet* EgressPort::select() {
-  if (!q_[kControlClass].empty() && !paused(kControlClass)) {
-    Packet* p = q_[kControlClass].front();
-    q_[kControlClass].pop_front();
-    bytes_[kControlClass] -= p->size;
-    return p;
+  constexpr uint8_t kControlBit = 1U << kControlClass;
+  const auto eligible = static_cast<uint8_t>(nonempty_ & ~paused_mask_);
+  if (eligible & kControlBit) return pop(kControlClass);
+  if (pulls_) {
+    if (Packet* p = owner_->pull(index_, paused_mask_)) return p;
   }
-  if (Packet* p = owner_->pull(index_, paused_mask_)) return p;
-  bool any = false;
-  for (int c = 0; c < kControlClass; ++c) {
-    if (!q_[c].empty() && !paused(static_cast<uint8_t>(c))) any = true;
+  if (eligible == 0) return nullptr;
+  if ((eligible & (eligible - 1)) == 0) {
+    // One eligible class: it has the link to itself; DWRR state restarts when others join.
+    const auto c = static_cast<uint8_t>(std::countr_zero(eligible));
+    deficit_[c] = 0;
+    turn_started_ = false;
+    rr_ = c;
+    return pop(c);
   }
-  if (!any) return nullptr;
   for (;;) {
     const uint8_t c = rr_;
-    if (!q_[c].empty() && !paused(c)) {
+    if ((eligible >> c) & 1U) {
       if (!turn_started_) {
         deficit_[c] += quantum_[c];
         turn_started_ = true;
       }
-      Packet* p = q_[c].front();
-      if (deficit_[c] >= p->size) {
-        deficit_[c] -= p->size;
-        q_[c].pop_front();
-        bytes_[c] -= p->size;
+      const Packet* head = q_[c].front();
+      if (deficit_[c] >= head->size) {
+        deficit_[c] -= head->size;
+        Packet* p = pop(c);
         if (q_[c].empty()) deficit_[c] = 0;
         return p;
       }
@@ -136,10 +149,7 @@ void EgressPort::finish() {
       counters_.paused_time[c] += sim_.now() - paused_since_[c];
       paused_since_[c] = sim_.now();
     }
-    while (!q_[c].empty()) {
-      sim_.pool().release(q_[c].front());
-      q_[c].pop_front();
-    }
+    while (!q_[c].empty()) sim_.pool().release(pop(c));
     bytes_[c] = 0;
   }
   if (tx_ != nullptr) {

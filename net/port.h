@@ -32,7 +32,8 @@ struct PortCounters {
 
 class EgressPort : public EventTarget {
  public:
-  EgressPort(Simulation& sim, Node* owner, uint16_t index, Link* link);
+  /// `pulls` = the owner supplies data packets on demand (a NIC) through Node::pull.
+  EgressPort(Simulation& sim, Node* owner, uint16_t index, Link* link, bool pulls = false);
 
   /// Appends `p` to the queue of its class and starts transmitting if idle.
   void enqueue(Packet* p);
@@ -60,6 +61,7 @@ class EgressPort : public EventTarget {
  private:
   enum Tag : uint32_t { kTxDone = 0, kPauseExpiry = 1 };
   Packet* select();
+  Packet* pop(uint8_t cls);
   void start(Packet* p);
   void resume(uint8_t cls);
   void arm_pause_expiry();
@@ -72,6 +74,8 @@ class EgressPort : public EventTarget {
   std::array<int64_t, kNumClasses> bytes_{};
   std::array<int64_t, kNumClasses> deficit_{};
   std::array<int64_t, kNumClasses> quantum_{};
+  uint8_t nonempty_ = 0;  // bit c set when queue c holds a packet
+  bool pulls_ = false;
   uint8_t rr_ = 0;
   bool turn_started_ = false;
   uint8_t paused_mask_ = 0;

@@ -42,8 +42,8 @@ TEST(Scheduler, PopsInTimeOrder) {
   int64_t last = -1;
   for (int i = 0; i < 10; ++i) {
     const Event e = s.pop();
-    EXPECT_GT(e.time.ps(), last);
-    last = e.time.ps();
+    EXPECT_GT(e.time().ps(), last);
+    last = e.time().ps();
   }
   EXPECT_TRUE(s.empty());
 }
@@ -68,7 +68,7 @@ TEST(Scheduler, ManyRandomEventsComeOutSorted) {
   Event prev = s.pop();
   while (!s.empty()) {
     const Event e = s.pop();
-    ASSERT_TRUE(prev.time < e.time || (prev.time == e.time && prev.seq < e.seq));
+    ASSERT_TRUE(prev.time() < e.time() || (prev.time() == e.time() && prev.seq() < e.seq()));
     prev = e;
   }
 }
