@@ -66,3 +66,7 @@ struct PfcInfo {
 };
 
 }  // namespace fabsim
+
+namespace fabsim {
+static_assert(sizeof(Packet) == 96, "keep the packet compact (docs/MODEL.md)");
+}  // namespace fabsim

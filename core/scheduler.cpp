@@ -1,17 +1,33 @@
 // 4-ary heap operations; see scheduler.h.
 #include "core/scheduler.h"
 
+#include <cstdlib>  // aligned_alloc, free
+#include <cstring>  // memcpy
+#include <new>      // bad_alloc
+
 #include "core/assert.h"
 
 namespace fabsim {
 
+Scheduler::~Scheduler() { std::free(heap_); }
+
+void Scheduler::grow() {
+  const size_t cap = capacity_ == 0 ? 64 : capacity_ * 2;
+  auto* next = static_cast<Event*>(std::aligned_alloc(128, cap * sizeof(Event)));
+  if (next == nullptr) throw std::bad_alloc();
+  if (heap_ != nullptr) std::memcpy(next, heap_, capacity_ * sizeof(Event));
+  std::free(heap_);
+  heap_ = next;
+  capacity_ = cap;
+}
+
 void Scheduler::schedule(Time at, EventTarget* target, uint32_t tag, uint32_t gen) {
   FABSIM_ASSERT(at.ps() >= 0);
-  Event e{at.ps(), next_seq_++, target, tag, gen};
-  size_t i = heap_.size();
-  heap_.push_back(e);
-  while (i > 0) {
-    const size_t parent = (i - 1) / kArity;
+  if (kRoot + size_ + 1 > capacity_) grow();
+  const Event e{at.ps(), next_seq_++, target, tag, gen};
+  size_t i = kRoot + size_++;
+  while (i > kRoot) {
+    const size_t parent = (i >> 2) + 2;
     if (!before(e, heap_[parent])) break;
     heap_[i] = heap_[parent];
     i = parent;
@@ -20,18 +36,18 @@ void Scheduler::schedule(Time at, EventTarget* target, uint32_t tag, uint32_t ge
 }
 
 Event Scheduler::pop() {
-  FABSIM_ASSERT(!heap_.empty());
-  Event out = heap_.front();
-  const Event last = heap_.back();
-  heap_.pop_back();
-  const size_t n = heap_.size();
-  if (n == 0) return out;
-  size_t i = 0;
+  FABSIM_ASSERT(size_ > 0);
+  const Event out = heap_[kRoot];
+  --size_;
+  if (size_ == 0) return out;
+  const Event last = heap_[kRoot + size_];
+  const size_t end_all = kRoot + size_;
+  size_t i = kRoot;
   for (;;) {
-    const size_t first = i * kArity + 1;
-    if (first >= n) break;
+    const size_t first = 4 * i - 8;
+    if (first >= end_all) break;
     size_t best = first;
-    const size_t end = first + kArity < n ? first + kArity : n;
+    const size_t end = first + 4 < end_all ? first + 4 : end_all;
     for (size_t c = first + 1; c < end; ++c) {
       if (before(heap_[c], heap_[best])) best = c;
     }
