@@ -4,6 +4,7 @@
 
 #include <cstdint>  // counters
 #include <string>   // names
+#include <utility>  // pair
 #include <vector>   // flows, ports
 
 #include <nlohmann/json.hpp>  // effective scenario
@@ -50,6 +51,8 @@ struct RunResult {
   std::vector<TraceEvent> trace;
   NetworkTotals totals;
   std::vector<PortReport> ports;  // ports with pauses, drops or marks
+  std::string transport_kind;
+  std::vector<std::pair<std::string, uint64_t>> transport_counters;
   uint64_t packets_live_at_end = 0;  // packets not returned to the pool (should be 0)
   double wall_seconds = 0;           // not part of the JSON summary
 };

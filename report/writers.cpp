@@ -70,6 +70,9 @@ nlohmann::ordered_json summary_json(const RunResult& r) {
                   {"pause_time_ps", r.totals.pause_time.ps()},
                   {"host_pause_time_ps", r.totals.host_pause_time.ps()},
                   {"data_packets_delivered", r.totals.data_packets_delivered}};
+  nlohmann::ordered_json tr = {{"kind", r.transport_kind}};
+  for (const auto& [k, v] : r.transport_counters) tr[k] = v;
+  j["transport"] = tr;
   auto ports = nlohmann::ordered_json::array();
   for (const auto& p : r.ports) {
     ports.push_back({{"node", p.node}, {"port", p.port}, {"tx_bytes", p.tx_bytes},
@@ -112,8 +115,8 @@ std::string us(Time t) { return fmt::format("{:.3f}", t.us_f()); }
 std::string summary_table(const RunResult& r) {
   const auto s = summarize_fct(r);
   std::string out;
-  out += fmt::format("scenario {}  seed {}  topology {} ({} hosts", r.name, r.seed,
-                     r.topology_kind, r.hosts);
+  out += fmt::format("scenario {}  seed {}  transport {}  topology {} ({} hosts", r.name,
+                     r.seed, r.transport_kind, r.topology_kind, r.hosts);
   if (r.topology_kind == "leaf_spine") {
     out += fmt::format(", {} leaves, {} spines, speed-up {:.2f}:1", r.leaves, r.spines, r.speedup);
   }
@@ -142,6 +145,7 @@ std::string summary_table(const RunResult& r) {
   }
   row("retransmissions", fmt::format("{}", rtx));
   row("out-of-order arrivals", fmt::format("{}", ooo));
+  for (const auto& [k, v] : r.transport_counters) row(r.transport_kind + " " + k, fmt::format("{}", v));
   return out;
 }
 

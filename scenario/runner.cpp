@@ -5,6 +5,7 @@
 
 #include "lb/ecmp.h"
 #include "transport/datagram.h"
+#include "transport/roce.h"
 
 namespace fabsim {
 namespace {
@@ -29,9 +30,15 @@ Run::Run(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), net_(sim_) {
     topo_ = build_leaf_spine(net_, cfg_.topology.leaf_spine, n.sw, n.framing_bytes,
                              n.loss_probability, sel);
   }
-  DatagramConfig dg = cfg_.transport.datagram;
-  dg.wire = cfg_.transport.wire;
-  transport_ = std::make_unique<DatagramTransport>(net_, flows_, dg);
+  if (cfg_.transport.kind == "roce") {
+    RoceConfig rc = cfg_.transport.roce;
+    rc.wire = cfg_.transport.wire;
+    transport_ = std::make_unique<RoceTransport>(net_, flows_, rc);
+  } else {
+    DatagramConfig dg = cfg_.transport.datagram;
+    dg.wire = cfg_.transport.wire;
+    transport_ = std::make_unique<DatagramTransport>(net_, flows_, dg);
+  }
   driver_ = std::make_unique<FlowDriver>(sim_, flows_, *transport_);
 
   std::vector<FlowSpec> specs;
@@ -86,6 +93,8 @@ RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
   r.trace = flows_.trace_events();
   r.all_done = flows_.completed() == flows_.size();
   r.wall_seconds = std::chrono::duration<double>(wall1 - wall0).count();
+  r.transport_kind = cfg_.transport.kind;
+  r.transport_counters = transport_->counters();
 
   net_.finish();
   transport_->finish();

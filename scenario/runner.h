@@ -32,6 +32,7 @@ class Run : public FlowObserver {
   FlowTable& flows() { return flows_; }
   const TopologyInfo& topology() const { return topo_; }
   const ScenarioConfig& config() const { return cfg_; }
+  Transport& transport() { return *transport_; }
 
  private:
   ScenarioConfig cfg_;

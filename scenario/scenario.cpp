@@ -81,16 +81,83 @@ void load_datagram(Section& s, TransportConfig& t) {
   t.datagram.ecn_capable = s.boolean("ecn_capable", true, "send packets as ECT so switches mark CE");
 }
 
+void load_dcqcn(Section& d, DcqcnConfig& c, Rate line) {
+  c.enabled = d.boolean("enabled", true, "DCQCN rate control (off = always line rate)");
+  const auto preset = d.choice("preset", "paper", {"paper", "connectx"},
+                               "parameter set: paper (DCQCN SIGCOMM'15 / htsim) or connectx "
+                               "(HPCC ns-3 mlx mode); the keys below override it");
+  const bool enabled = c.enabled;
+  c = preset == "connectx" ? DcqcnConfig::connectx(line) : DcqcnConfig::paper();
+  c.enabled = enabled;
+  const bool cx = preset == "connectx";
+  c.g = d.real("g", c.g, 0.0, 1.0, "alpha EWMA gain");
+  c.initial_alpha = d.real("initial_alpha", c.initial_alpha, 0.0, 1.0, "alpha at start");
+  c.alpha_period = d.time("alpha_period", c.alpha_period,
+                          cx ? "alpha update period t_alpha" : "alpha decay period K");
+  c.increase_period = d.time("increase_period", c.increase_period,
+                             cx ? "rate increase timer t_inc (RP_TIMER)" : "rate increase timer T");
+  c.decrease_period = d.time("decrease_period", c.decrease_period,
+                             "rate decrease check t_dec (connectx only)");
+  c.byte_counter = d.bytes("byte_counter", Bytes(c.byte_counter), Bytes(0), kMaxBytes,
+                           "byte counter B (paper only; 0 = off)").count();
+  c.fast_recovery_steps = static_cast<int>(
+      d.integer("fast_recovery_steps", c.fast_recovery_steps, 0, 1000, "F"));
+  c.rate_ai = d.rate("rate_ai", c.rate_ai, "additive increase step R_AI");
+  c.rate_hai = d.rate("rate_hai", c.rate_hai,
+                      "hyper increase step R_HAI [UNVERIFIED for the paper set: 10 x R_AI]");
+  c.min_rate = d.rate("min_rate", c.min_rate, "lowest rate a cut can reach");
+  c.rate_on_first_cnp = d.real("rate_on_first_cnp", c.rate_on_first_cnp, 0.0, 1.0,
+                               "connectx: RC x this at the first CNP");
+  c.clamp_target = d.boolean("clamp_target", c.clamp_target, "connectx: RT <- RC at every cut");
+  c.cnp_interval = d.time("cnp_interval", c.cnp_interval,
+                          "notification point: at most one CNP per QP per interval");
+  if (!d.describing()) {
+    if (c.alpha_period.ps() <= 0) d.fail("alpha_period", "a positive duration");
+    if (c.increase_period.ps() <= 0) d.fail("increase_period", "a positive duration");
+    if (c.decrease_period.ps() <= 0) d.fail("decrease_period", "a positive duration");
+    if (c.min_rate > line) d.fail("min_rate", "a rate at most the NIC rate");
+  }
+}
+
+void load_roce(Section& s, TransportConfig& t, Rate line) {
+  auto& r = t.roce;
+  r.qps_per_connection = static_cast<int>(s.integer(
+      "qps_per_connection", 1, 1, 256,
+      "queue pairs per host pair (NCCL opens several); a message is split evenly over them"));
+  r.ack_every_packets = static_cast<int>(
+      s.integer("ack_every_packets", 1, 1, 1 << 20, "ACK coalescing: one ACK per N packets"));
+  r.ack_every_bytes = s.bytes("ack_every_bytes", Bytes(0), Bytes(0), kMaxBytes,
+                              "ACK coalescing by bytes (0 = off); a message's end is always ACKed")
+                          .count();
+  r.nack_interval = s.time("nack_interval", Time::us(500),
+                           "no repeated NACK for the same PSN within this time");
+  r.rto_base = s.time("rto_base", Time::ps(4'096'000), "IB timeout unit (4.096 us)");
+  r.rto_exponent = static_cast<int>(s.integer(
+      "rto_exponent", 14, 0, 31, "retransmission timeout = rto_base x 2^rto_exponent"));
+  r.retry_limit = static_cast<int>(
+      s.integer("retry_limit", 7, 0, 1000, "consecutive timeouts before the QP fails"));
+  r.rto_backoff = s.boolean("rto_backoff", false, "double the timeout after each expiry");
+  r.max_inflight = s.bytes("max_inflight", Bytes(0), Bytes(0), kMaxBytes,
+                           "outstanding bytes per QP (0 = unlimited)").count();
+  auto d = s.table("dcqcn", "DCQCN congestion control, REFERENCE.md §1.5-1.6");
+  load_dcqcn(d, r.dcqcn, line);
+  d.finish();
+}
+
 struct TransportKind {
   const char* name;
   const char* description;
-  void (*load)(Section&, TransportConfig&);
+  void (*load)(Section&, TransportConfig&, Rate line);
 };
+void load_datagram_kind(Section& s, TransportConfig& t, Rate /*line*/) { load_datagram(s, t); }
 constexpr TransportKind kTransports[] = {
     {"datagram",
      "fixed-rate datagrams: no congestion control, no retransmission; numbered so the receiver "
      "counts loss and reordering",
-     load_datagram},
+     load_datagram_kind},
+    {"roce",
+     "RoCEv2 RC queue pairs: DCQCN, coalesced ACKs, go-back-N with NACK, IB-style timeout",
+     load_roce},
 };
 
 void load_wire(Section& s, TransportConfig& t) {
@@ -262,9 +329,11 @@ ScenarioConfig parse(const toml::table* root, const std::string& file) {
   routing.finish();
 
   auto tr = top.table("transport", "host transport");
-  c.transport.kind = tr.choice("kind", "datagram", {"datagram"}, "transport");
+  c.transport.kind = tr.choice("kind", "datagram", {"datagram", "roce"}, "transport");
   load_wire(tr, c.transport);
-  find_kind(kTransports, c.transport.kind, [] {})->load(tr, c.transport);
+  const Rate line = c.topology.kind == "single_switch" ? c.topology.single_switch.nic_rate
+                                                       : c.topology.leaf_spine.nic_rate;
+  find_kind(kTransports, c.transport.kind, [] {})->load(tr, c.transport, line);
   tr.finish();
   c.network.sw.max_frame_bytes = c.transport.wire.payload + c.transport.wire.header_bytes;
 
@@ -369,7 +438,7 @@ Catalogue describe_catalogue() {
     Section s(ctx, nullptr, "transport", nullptr);
     TransportConfig t;
     load_wire(s, t);
-    k.load(s, t);
+    k.load(s, t, Rate::gbps(100));
     cat.transports.push_back({k.name, k.description, ctx->docs});
   }
   for (const auto& k : kPolicies) cat.policies.push_back({k.name, k.description, {}});

@@ -13,6 +13,7 @@
 #include "net/topology.h"
 #include "scenario/reader.h"
 #include "transport/datagram.h"
+#include "transport/roce.h"
 #include "transport/flow.h"
 
 namespace fabsim {
@@ -35,6 +36,7 @@ struct TransportConfig {
   WireConfig wire;
   uint8_t tclass = 3;
   DatagramConfig datagram;
+  RoceConfig roce;
 };
 
 struct WorkloadConfig {

@@ -29,6 +29,7 @@ struct FlowRecord {
   uint64_t retransmissions = 0;   // data packets sent again
   uint64_t out_of_order = 0;      // arrivals with a sequence number below one already seen
   uint64_t ecn_marked = 0;        // data packets that arrived with CE
+  uint64_t timeouts = 0;          // retransmission timeouts that rewound this flow
   bool trace = false;             // record per-packet events of this flow
   Time fct() const { return end - spec.start; }
 };
@@ -37,7 +38,7 @@ struct FlowRecord {
 struct TraceEvent {
   Time time;
   uint32_t flow = 0;
-  char kind = 's';  // 's' sent, 'r' received, 'a' ack received, 'n' nack, 'c' cnp, 't' timeout
+  char kind = 's';  // 's' sent, 'r' received, 'a' ACK, 'n' NACK, 'c' CNP received, 'C' CNP sent, 't' timeout
   uint64_t seq = 0;
   uint32_t bytes = 0;
 };

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdint>  // flow ids
+#include <string>   // counter names
+#include <utility>  // pair
+#include <vector>   // counters
 
 namespace fabsim {
 
@@ -14,6 +17,8 @@ class Transport {
   virtual void start(uint32_t id) = 0;
   /// End of run: releases any packets the transport still holds.
   virtual void finish() {}
+  /// Transport-wide counters for reports (name, value), in a fixed order.
+  virtual std::vector<std::pair<std::string, uint64_t>> counters() const { return {}; }
 };
 
 /// Wire layout shared by the transports: header bytes per data packet, ACK/CNP frame size.

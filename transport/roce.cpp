@@ -1,0 +1,376 @@
+// RoCEv2 queue pairs; see roce.h.
+#include "transport/roce.h"
+
+#include <algorithm>  // max
+#include <deque>      // messages in flight per QP
+
+#include "core/assert.h"
+
+namespace fabsim {
+namespace {
+constexpr uint8_t kLastOfMessage = 1;  // Packet::flags bit on a message's last packet
+}  // namespace
+
+// ---- sender side -----------------------------------------------------------------------------
+
+class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarget {
+ public:
+  SendQp(RoceTransport& t, uint32_t src, uint32_t dst, uint64_t index, uint8_t tclass)
+      : t_(t), sim_(t.net_.sim()), host_(t.net_.host(src)), src_(src), dst_(dst),
+        tclass_(tclass), rp_(t.cfg_.dcqcn, host_.rate(), sim_.now()),
+        rto_(t.cfg_.rto_base * (int64_t{1} << t.cfg_.rto_exponent)) {
+    endpoint_ = t.net_.endpoints().add(this);
+    Rng rng = sim_.rng(stream_id(StreamKind::kQp, index));
+    sport_ = static_cast<uint16_t>(49152 + rng.below(16384));
+    framing_ = host_.port().link()->config().framing_bytes;
+  }
+  uint32_t endpoint() const { return endpoint_; }
+  uint16_t sport() const { return sport_; }
+  void set_peer(uint32_t recv_endpoint) { peer_ = recv_endpoint; }
+  Rate rate() const { return rp_.rate(); }
+
+  void post(uint32_t flow, int64_t bytes) {
+    const int64_t mtu = t_.cfg_.wire.payload;
+    const auto n = static_cast<uint64_t>((bytes + mtu - 1) / mtu);
+    const auto last = static_cast<uint32_t>(bytes - static_cast<int64_t>(n - 1) * mtu);
+    messages_.push_back({flow, psn_end_, psn_end_ + n, last});
+    psn_end_ += n;
+    if (!dead_) host_.activate(this);
+  }
+
+  Time ready_at() const override {
+    if (dead_ || snd_nxt_ >= psn_end_) return Time::max();
+    const int64_t window = t_.cfg_.max_inflight;
+    if (window > 0 && static_cast<int64_t>(snd_nxt_ - snd_una_) * t_.cfg_.wire.payload >= window) {
+      return Time::max();
+    }
+    return sent_any_ ? last_send_ + gap_ : Time();
+  }
+  uint8_t tclass() const override { return tclass_; }
+
+  Packet* take(Time now) override {
+    const uint64_t psn = snd_nxt_++;
+    const Message& m = message_of(psn);
+    const bool last = psn + 1 == m.end_psn;
+    Packet* p = sim_.pool().acquire();
+    p->type = PacketType::kData;
+    p->seq = psn;
+    p->payload = last ? m.last_payload : static_cast<uint32_t>(t_.cfg_.wire.payload);
+    p->size = static_cast<uint32_t>(p->payload + t_.cfg_.wire.header_bytes);
+    p->flow = m.flow;
+    p->endpoint = peer_;
+    p->src = src_;
+    p->dst = dst_;
+    p->sport = sport_;
+    p->tclass = tclass_;
+    p->ecn = t_.cfg_.dcqcn.enabled ? Ecn::kEct : Ecn::kNotEct;
+    p->flags = last ? kLastOfMessage : 0;
+    p->sent = now;
+    FlowRecord& r = t_.flows_[m.flow];
+    if (r.first_send == Time::max()) r.first_send = now;
+    ++r.packets_sent;
+    if (psn < high_sent_) {
+      ++r.retransmissions;
+    } else {
+      high_sent_ = psn + 1;
+    }
+    if (r.trace) t_.flows_.trace({now, m.flow, 's', psn, p->payload});
+    last_send_ = now;
+    last_wire_ = p->size + framing_;
+    sent_any_ = true;
+    rp_.on_sent(last_wire_, now);
+    rate_changed(/*kick=*/false);
+    if (!rto_timer_.armed()) rto_timer_.arm(sim_.scheduler(), this, kRto, now + rto_);
+    return p;
+  }
+
+  void receive(Packet* p) override {
+    const Time now = sim_.now();
+    switch (p->type) {
+      case PacketType::kCnp:
+        ++t_.counters_.rate_cuts;
+        rp_.on_cnp(now);
+        trace_front('c', p->seq);
+        rate_changed(/*kick=*/true);
+        break;
+      case PacketType::kAck:
+        trace_front('a', p->seq);
+        acknowledge(p->seq);
+        break;
+      case PacketType::kNack:
+        trace_front('n', p->seq);
+        if (p->seq >= snd_una_) {
+          acknowledge(p->seq);
+          snd_nxt_ = snd_una_;  // go back N: resend everything from the hole
+          if (!dead_) host_.activate(this);
+        }
+        break;
+      default:
+        FABSIM_ASSERT(false);
+    }
+    sim_.pool().release(p);
+  }
+
+  void on_event(uint32_t tag, uint32_t gen) override {
+    if (tag == kCc) {
+      if (!cc_timer_.fire(gen)) return;
+      rp_.on_timer(sim_.now());
+      rate_changed(/*kick=*/true);
+      return;
+    }
+    if (!rto_timer_.fire(gen) || snd_una_ >= high_sent_ || dead_) return;
+    ++t_.counters_.timeouts;
+    ++t_.flows_[message_of(snd_una_).flow].timeouts;
+    trace_front('t', snd_una_);
+    if (++retries_ > t_.cfg_.retry_limit) {
+      dead_ = true;
+      ++t_.counters_.failed_qps;
+      return;
+    }
+    snd_nxt_ = snd_una_;
+    if (t_.cfg_.rto_backoff) rto_ = rto_ * 2;
+    rto_timer_.arm(sim_.scheduler(), this, kRto, sim_.now() + rto_);
+    host_.activate(this);
+  }
+
+ private:
+  enum Tag : uint32_t { kRto = 0, kCc = 1 };
+  struct Message {
+    uint32_t flow;
+    uint64_t first_psn;
+    uint64_t end_psn;  // exclusive
+    uint32_t last_payload;
+  };
+
+  const Message& message_of(uint64_t psn) const {
+    for (const auto& m : messages_) {
+      if (psn < m.end_psn) return m;
+    }
+    FABSIM_ASSERT(false);
+    return messages_.back();
+  }
+
+  void trace_front(char kind, uint64_t psn) {
+    if (messages_.empty()) return;
+    const uint32_t flow = messages_.front().flow;
+    if (t_.flows_[flow].trace) t_.flows_.trace({sim_.now(), flow, kind, psn, 0});
+  }
+
+  void acknowledge(uint64_t psn) {
+    if (psn <= snd_una_) return;
+    snd_una_ = psn;
+    retries_ = 0;
+    rto_ = t_.cfg_.rto_base * (int64_t{1} << t_.cfg_.rto_exponent);
+    while (!messages_.empty() && messages_.front().end_psn <= snd_una_) messages_.pop_front();
+    snd_nxt_ = std::max(snd_nxt_, snd_una_);
+    if (snd_una_ >= high_sent_) {
+      rto_timer_.cancel();
+    } else {
+      rto_timer_.arm(sim_.scheduler(), this, kRto, sim_.now() + rto_);
+    }
+    if (!dead_ && snd_nxt_ < psn_end_) host_.activate(this);
+  }
+
+  // The DCQCN rate may have changed: recompute the pacing gap and the CC timer.
+  void rate_changed(bool kick) {
+    if (sent_any_) gap_ = serialization_delay(last_wire_, rp_.rate());
+    const Time next = rp_.next_timer();
+    if (next == Time::max()) {
+      cc_timer_.cancel();
+    } else if (!cc_timer_.armed() || cc_timer_.when() != next) {
+      cc_timer_.arm(sim_.scheduler(), this, kCc, next);
+    }
+    if (kick && !dead_ && snd_nxt_ < psn_end_) host_.activate(this);
+  }
+
+  RoceTransport& t_;
+  Simulation& sim_;
+  Host& host_;
+  uint32_t src_;
+  uint32_t dst_;
+  uint8_t tclass_;
+  uint32_t endpoint_ = 0;
+  uint32_t peer_ = 0;
+  uint16_t sport_ = 0;
+  int64_t framing_ = 0;
+  DcqcnRp rp_;
+  std::deque<Message> messages_;
+  uint64_t psn_end_ = 0;    // next PSN to assign to new data
+  uint64_t snd_una_ = 0;    // oldest unacknowledged PSN
+  uint64_t snd_nxt_ = 0;    // next PSN to send
+  uint64_t high_sent_ = 0;  // one past the highest PSN ever sent
+  Time last_send_;
+  Time gap_;                // serialization of the last packet at the current rate
+  int64_t last_wire_ = 0;
+  bool sent_any_ = false;
+  bool dead_ = false;
+  int retries_ = 0;
+  Time rto_;
+  Timer rto_timer_;
+  Timer cc_timer_;
+};
+
+// ---- receiver side ---------------------------------------------------------------------------
+
+class RoceTransport::RecvQp : public Endpoint, public EventTarget {
+ public:
+  RecvQp(RoceTransport& t, uint32_t host, uint32_t peer_host, uint16_t sport, uint32_t peer_ep)
+      : t_(t), sim_(t.net_.sim()), host_(t.net_.host(host)), self_(host), peer_host_(peer_host),
+        sport_(sport), peer_ep_(peer_ep), pacer_(t.cfg_.dcqcn.cnp_interval) {
+    endpoint_ = t.net_.endpoints().add(this);
+  }
+  uint32_t endpoint() const { return endpoint_; }
+
+  void receive(Packet* p) override {
+    const Time now = sim_.now();
+    FlowRecord& r = t_.flows_[p->flow];
+    ++r.packets_received;
+    if (r.trace) t_.flows_.trace({now, p->flow, 'r', p->seq, p->payload});
+    if (p->ecn == Ecn::kCe) {
+      ++r.ecn_marked;
+      if (t_.cfg_.dcqcn.enabled) {
+        last_marked_flow_ = p->flow;
+        if (pacer_.on_marked(now)) {
+          send_control(PacketType::kCnp, p->seq, p->flow);
+        } else if (!cnp_timer_.armed()) {
+          cnp_timer_.arm(sim_.scheduler(), this, 0, pacer_.pending_until());
+        }
+      }
+    }
+    if (p->seq == expected_) {
+      ++expected_;
+      deliver(p->flow, p->payload, now);
+      ++pending_packets_;
+      pending_bytes_ += p->payload;
+      const auto& cfg = t_.cfg_;
+      if (pending_packets_ >= cfg.ack_every_packets ||
+          (cfg.ack_every_bytes > 0 && pending_bytes_ >= cfg.ack_every_bytes) ||
+          (p->flags & kLastOfMessage) != 0) {
+        send_ack();
+      }
+    } else if (p->seq > expected_) {
+      ++r.out_of_order;  // go-back-N drops it
+      if (!nacked_ || nack_psn_ != expected_ || now - nack_time_ >= t_.cfg_.nack_interval) {
+        nacked_ = true;
+        nack_psn_ = expected_;
+        nack_time_ = now;
+        ++t_.counters_.nacks;
+        send_control(PacketType::kNack, expected_);
+      }
+    } else {
+      send_ack();  // a duplicate: its ACK may have been lost
+    }
+    sim_.pool().release(p);
+  }
+
+  void on_event(uint32_t /*tag*/, uint32_t gen) override {
+    if (cnp_timer_.fire(gen) && pacer_.on_timer(sim_.now())) {
+      send_control(PacketType::kCnp, 0, last_marked_flow_);
+    }
+  }
+
+ private:
+  void deliver(uint32_t flow, uint32_t bytes, Time now) {
+    FlowRecord& r = t_.flows_[flow];
+    r.delivered += bytes;
+    if (r.delivered == r.spec.bytes) t_.flows_.complete(flow, now);
+  }
+  void send_ack() {
+    pending_packets_ = 0;
+    pending_bytes_ = 0;
+    ++t_.counters_.acks;
+    send_control(PacketType::kAck, expected_);
+  }
+  void send_control(PacketType type, uint64_t psn, uint32_t flow = 0) {
+    if (type == PacketType::kCnp) {
+      ++t_.counters_.cnps;
+      if (t_.flows_.size() > flow && t_.flows_[flow].trace) {
+        t_.flows_.trace({sim_.now(), flow, 'C', psn, 0});
+      }
+    }
+    Packet* p = sim_.pool().acquire();
+    p->type = type;
+    p->seq = psn;
+    p->size = static_cast<uint32_t>(t_.cfg_.wire.control_bytes);
+    p->src = self_;
+    p->dst = peer_host_;
+    p->sport = sport_;
+    p->endpoint = peer_ep_;
+    p->sent = sim_.now();
+    host_.send_control(p);
+  }
+
+  RoceTransport& t_;
+  Simulation& sim_;
+  Host& host_;
+  uint32_t self_;
+  uint32_t peer_host_;
+  uint16_t sport_;
+  uint32_t peer_ep_;
+  uint32_t endpoint_ = 0;
+  uint64_t expected_ = 0;
+  int pending_packets_ = 0;
+  int64_t pending_bytes_ = 0;
+  bool nacked_ = false;
+  uint64_t nack_psn_ = 0;
+  Time nack_time_;
+  CnpPacer pacer_;
+  Timer cnp_timer_;
+  uint32_t last_marked_flow_ = 0;
+};
+
+// ---- transport -------------------------------------------------------------------------------
+
+RoceTransport::RoceTransport(Network& net, FlowTable& flows, const RoceConfig& cfg)
+    : net_(net), flows_(flows), cfg_(cfg) {}
+
+RoceTransport::~RoceTransport() = default;
+
+RoceTransport::Connection& RoceTransport::connection(uint32_t src, uint32_t dst, uint8_t tclass) {
+  const uint64_t key = (static_cast<uint64_t>(src) << 32) | dst;
+  auto& slot = conns_[key];
+  if (!slot) {
+    slot = std::make_unique<Connection>();
+    for (int i = 0; i < cfg_.qps_per_connection; ++i) {
+      auto s = std::make_unique<SendQp>(*this, src, dst, next_qp_++, tclass);
+      auto r = std::make_unique<RecvQp>(*this, dst, src, s->sport(), s->endpoint());
+      s->set_peer(r->endpoint());
+      slot->send.push_back(std::move(s));
+      slot->recv.push_back(std::move(r));
+    }
+    order_.push_back(slot.get());
+  }
+  return *slot;
+}
+
+void RoceTransport::start(uint32_t id) {
+  const FlowSpec& spec = flows_[id].spec;
+  if (spec.bytes == 0) {
+    flows_.complete(id, net_.sim().now());
+    return;
+  }
+  Connection& c = connection(spec.src, spec.dst, spec.tclass);
+  const auto k = static_cast<int64_t>(c.send.size());
+  const int64_t per = spec.bytes / k;
+  const int64_t rem = spec.bytes % k;
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t b = per + (i < rem ? 1 : 0);
+    if (b > 0) c.send[i]->post(id, b);
+  }
+}
+
+void RoceTransport::finish() {}
+
+std::vector<std::pair<std::string, uint64_t>> RoceTransport::counters() const {
+  return {{"acks", counters_.acks},         {"nacks", counters_.nacks},
+          {"cnps", counters_.cnps},         {"rate_cuts", counters_.rate_cuts},
+          {"timeouts", counters_.timeouts}, {"failed_qps", counters_.failed_qps}};
+}
+
+Rate RoceTransport::qp_rate(uint32_t src, uint32_t dst, int qp) const {
+  const auto it = conns_.find((static_cast<uint64_t>(src) << 32) | dst);
+  if (it == conns_.end() || qp >= static_cast<int>(it->second->send.size())) return Rate(0);
+  return it->second->send[qp]->rate();
+}
+
+}  // namespace fabsim
