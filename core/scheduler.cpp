@@ -23,8 +23,15 @@ void Scheduler::grow() {
 
 void Scheduler::schedule(Time at, EventTarget* target, uint32_t tag, uint32_t gen) {
   FABSIM_ASSERT(at.ps() >= 0);
-  if (kRoot + size_ + 1 > capacity_) grow();
   const Event e{at.ps(), next_seq_++, target, tag, gen};
+  if (hole_) {
+    // The root is empty and every other event is no earlier than the one just taken, which
+    // is no later than `e`: sift `e` down from the root.
+    hole_ = false;
+    sift_down(kRoot, e);
+    return;
+  }
+  if (kRoot + size_ + 1 > capacity_) grow();
   size_t i = kRoot + size_++;
   while (i > kRoot) {
     const size_t parent = (i >> 2) + 2;
@@ -35,14 +42,8 @@ void Scheduler::schedule(Time at, EventTarget* target, uint32_t tag, uint32_t ge
   heap_[i] = e;
 }
 
-Event Scheduler::pop() {
-  FABSIM_ASSERT(size_ > 0);
-  const Event out = heap_[kRoot];
-  --size_;
-  if (size_ == 0) return out;
-  const Event last = heap_[kRoot + size_];
+void Scheduler::sift_down(size_t i, const Event& e) {
   const size_t end_all = kRoot + size_;
-  size_t i = kRoot;
   for (;;) {
     const size_t first = 4 * i - 8;
     if (first >= end_all) break;
@@ -51,12 +52,32 @@ Event Scheduler::pop() {
     for (size_t c = first + 1; c < end; ++c) {
       if (before(heap_[c], heap_[best])) best = c;
     }
-    if (!before(heap_[best], last)) break;
+    if (!before(heap_[best], e)) break;
     heap_[i] = heap_[best];
     i = best;
   }
-  heap_[i] = last;
+  heap_[i] = e;
+}
+
+void Scheduler::remove_root() {
+  FABSIM_ASSERT(size_ > 0);
+  --size_;
+  if (size_ == 0) return;
+  const Event last = heap_[kRoot + size_];
+  sift_down(kRoot, last);
+}
+
+Event Scheduler::pop() {
+  FABSIM_ASSERT(size_ > 0 && !hole_);
+  const Event out = heap_[kRoot];
+  remove_root();
   return out;
+}
+
+Event Scheduler::take_top() {
+  FABSIM_ASSERT(size_ > 0 && !hole_);
+  hole_ = true;
+  return heap_[kRoot];
 }
 
 }  // namespace fabsim

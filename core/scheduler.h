@@ -44,11 +44,24 @@ class Scheduler {
   const Event& top() const { return heap_[kRoot]; }
   /// Removes and returns the earliest event.
   Event pop();
+  /// Returns the earliest event and leaves its slot empty: the first event scheduled before
+  /// close_hole() fills the root with one sift-down, instead of a pop plus a push. Most
+  /// handlers re-arm themselves, so this halves the heap work per event.
+  Event take_top();
+  /// Removes the empty root if no event filled it.
+  void close_hole() {
+    if (hole_) {
+      hole_ = false;
+      remove_root();
+    }
+  }
   uint64_t scheduled() const { return next_seq_; }
 
  private:
   static constexpr size_t kRoot = 3;
   void grow();
+  void remove_root();             // fills the root with the last event and sifts it down
+  void sift_down(size_t i, const Event& e);
   // Written as a select rather than || so that the compiler emits conditional moves: twice
   // as fast as the short-circuit form in bench/ (BM_SchedulerHold).
   static bool before(const Event& a, const Event& b) {
@@ -58,26 +71,43 @@ class Scheduler {
   size_t capacity_ = 0;    // slots allocated
   size_t size_ = 0;
   uint64_t next_seq_ = 0;
+  bool hole_ = false;  // the root slot is empty (between take_top and close_hole)
 };
 
-/// A one-shot timer with lazy cancellation: cancelling or re-arming bumps the generation, and
-/// a stale event is recognised on arrival by its old generation and ignored.
+/// A one-shot timer with lazy cancellation and at most one pending heap entry. Cancelling
+/// only disarms; moving the deadline later keeps the pending entry, which re-schedules itself
+/// for the remaining time when it surfaces (a retransmission timer restarted on every ACK
+/// costs one heap entry, not one per ACK). Moving it earlier pushes a new entry; the old one
+/// is recognised by its generation and ignored.
 class Timer {
  public:
   /// Arms (or re-arms) the timer to fire at `at`.
   void arm(Scheduler& s, EventTarget* target, uint32_t tag, Time at) {
-    ++gen_;
     armed_ = true;
     at_ = at;
+    if (pending_ && pending_at_ <= at) return;  // the pending entry will re-schedule itself
+    sched_ = &s;
+    target_ = target;
+    tag_ = tag;
+    ++gen_;
+    pending_ = true;
+    pending_at_ = at;
     s.schedule(at, target, tag, gen_);
   }
-  void cancel() {
-    ++gen_;
-    armed_ = false;
-  }
-  /// Call from on_event: true if this event is the live one (and disarms the timer).
+  void cancel() { armed_ = false; }
+  /// Call from on_event: true if the timer expires now (and disarms it). False for a stale
+  /// entry, a cancelled timer, or a deadline that moved later (then it is re-scheduled).
   bool fire(uint32_t gen) {
-    if (!armed_ || gen != gen_) return false;
+    if (gen != gen_ || !pending_) return false;
+    pending_ = false;
+    if (!armed_) return false;
+    if (at_ > pending_at_) {
+      ++gen_;
+      pending_ = true;
+      pending_at_ = at_;
+      sched_->schedule(at_, target_, tag_, gen_);
+      return false;
+    }
     armed_ = false;
     return true;
   }
@@ -85,9 +115,14 @@ class Timer {
   Time when() const { return at_; }
 
  private:
+  Scheduler* sched_ = nullptr;
+  EventTarget* target_ = nullptr;
+  uint32_t tag_ = 0;
   uint32_t gen_ = 0;
   bool armed_ = false;
+  bool pending_ = false;
   Time at_;
+  Time pending_at_;
 };
 
 }  // namespace fabsim

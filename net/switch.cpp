@@ -4,6 +4,7 @@
 
 #include <algorithm>  // max, min
 #include <bit>        // popcount
+#include <map>        // route group deduplication (build time)
 
 #include "core/assert.h"
 
@@ -30,13 +31,20 @@ uint16_t Switch::add_port(Link* out) {
 }
 
 void Switch::set_routes(const std::vector<std::vector<uint16_t>>& per_host) {
-  route_offset_.assign(per_host.size() + 1, 0);
-  route_ports_.clear();
+  route_group_.assign(per_host.size(), 0);
+  groups_.clear();
+  group_ports_.clear();
+  std::map<std::vector<uint16_t>, uint16_t> seen;
   for (size_t h = 0; h < per_host.size(); ++h) {
-    route_offset_[h] = static_cast<uint32_t>(route_ports_.size());
-    route_ports_.insert(route_ports_.end(), per_host[h].begin(), per_host[h].end());
+    auto [it, fresh] = seen.try_emplace(per_host[h], static_cast<uint16_t>(groups_.size()));
+    if (fresh) {
+      FABSIM_ASSERT(groups_.size() < 65535);
+      groups_.push_back({static_cast<uint32_t>(group_ports_.size()),
+                         static_cast<uint32_t>(per_host[h].size())});
+      group_ports_.insert(group_ports_.end(), per_host[h].begin(), per_host[h].end());
+    }
+    route_group_[h] = it->second;
   }
-  route_offset_[per_host.size()] = static_cast<uint32_t>(route_ports_.size());
 }
 
 // Headroom covers what arrives after the XOFF decision: the pause frame may wait behind one
@@ -181,11 +189,11 @@ void Switch::receive(Packet* p, uint16_t in) {
     sim_.pool().release(p);
     return;
   }
-  FABSIM_ASSERT(p->dst + 1 < route_offset_.size());
-  const uint32_t first = route_offset_[p->dst];
-  const uint32_t n = route_offset_[p->dst + 1] - first;
-  FABSIM_ASSERT(n > 0);
-  const uint16_t out = n == 1 ? route_ports_[first] : selector_->select(*p, &route_ports_[first], n);
+  FABSIM_ASSERT(p->dst < route_group_.size());
+  const RouteGroup g = groups_[route_group_[p->dst]];
+  FABSIM_ASSERT(g.count > 0);
+  const uint16_t* ports = &group_ports_[g.first];
+  const uint16_t out = g.count == 1 ? ports[0] : selector_->select(*p, ports, g.count);
   EgressPort& egress = *ports_[out].egress;
   p->in_port = in;
   if (p->tclass == kControlClass) {

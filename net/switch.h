@@ -79,8 +79,15 @@ class Switch : public Node, public EventTarget {
   uint32_t id_;
   std::string name_;
   std::vector<PortState> ports_;
-  std::vector<uint32_t> route_offset_;  // host -> first entry in route_ports_ (size hosts + 1)
-  std::vector<uint16_t> route_ports_;
+  // Routes are stored as groups of equal-cost ports: a leaf has one group per local host and a
+  // single group of uplinks shared by every remote host, so the per-host table is 2 bytes.
+  struct RouteGroup {
+    uint32_t first;  // index into group_ports_
+    uint32_t count;
+  };
+  std::vector<uint16_t> route_group_;  // host -> group
+  std::vector<RouteGroup> groups_;
+  std::vector<uint16_t> group_ports_;
   std::unique_ptr<PathSelector> selector_;
   RedMarker marker_;
   int64_t total_headroom_ = 0;

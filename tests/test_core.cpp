@@ -73,6 +73,29 @@ TEST(Scheduler, ManyRandomEventsComeOutSorted) {
   }
 }
 
+TEST(Scheduler, ReplaceTopKeepsOrderWithSeveralOrNoReschedules) {
+  Scheduler s;
+  Simulation sim(1);
+  Recorder r(sim);
+  Rng rng(3, 0);
+  for (int i = 0; i < 500; ++i) s.schedule(Time::ps(static_cast<int64_t>(rng.below(1000))), &r, 0);
+  Event prev = s.take_top();
+  s.close_hole();
+  int64_t now = prev.time().ps();
+  for (int i = 0; i < 5000 && !s.empty(); ++i) {
+    const Event e = s.take_top();
+    ASSERT_TRUE(prev.time() < e.time() || (prev.time() == e.time() && prev.seq() < e.seq()));
+    now = e.time().ps();
+    // 0, 1 or 2 new events, never earlier than now (as a handler would).
+    const uint64_t k = rng.below(3);
+    for (uint64_t j = 0; j < k && i < 4000; ++j) {
+      s.schedule(Time::ps(now + static_cast<int64_t>(rng.below(50))), &r, 0);
+    }
+    s.close_hole();
+    prev = e;
+  }
+}
+
 TEST(Timer, CancelIsLazyAndIgnored) {
   Simulation sim(1);
   Recorder r(sim);
@@ -94,6 +117,28 @@ TEST(Timer, RearmFiresOnlyTheLatest) {
   ASSERT_EQ(r.fired.size(), 1U);
   EXPECT_EQ(r.fired[0].at, 5_us);
   EXPECT_FALSE(r.timer.armed());
+}
+
+TEST(Timer, LaterDeadlinesReuseOnePendingEntry) {
+  Simulation sim(1);
+  Recorder r(sim);
+  for (int i = 1; i <= 1000; ++i) r.timer.arm(sim.scheduler(), &r, 1000, Time::us(i));
+  EXPECT_EQ(sim.scheduler().size(), 1U);  // one entry, at 1 us, carrying the latest deadline
+  sim.run();
+  ASSERT_EQ(r.fired.size(), 1U);
+  EXPECT_EQ(r.fired[0].at, 1000_us);
+  EXPECT_EQ(sim.events(), 2U);  // the 1 us entry re-scheduled itself once
+}
+
+TEST(Timer, CancelThenRearmEarlierFiresOnce) {
+  Simulation sim(1);
+  Recorder r(sim);
+  r.timer.arm(sim.scheduler(), &r, 1000, 10_us);
+  r.timer.cancel();
+  r.timer.arm(sim.scheduler(), &r, 1000, 4_us);
+  sim.run();
+  ASSERT_EQ(r.fired.size(), 1U);
+  EXPECT_EQ(r.fired[0].at, 4_us);
 }
 
 TEST(Simulation, RunStopsAtLimitAndResumes) {

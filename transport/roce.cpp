@@ -173,7 +173,12 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
 
   // The DCQCN rate may have changed: recompute the pacing gap and the CC timer.
   void rate_changed(bool kick) {
-    if (sent_any_) gap_ = serialization_delay(last_wire_, rp_.rate());
+    const Rate rate = rp_.rate();
+    if (sent_any_ && (rate != gap_rate_ || last_wire_ != gap_wire_)) {
+      gap_ = serialization_delay(last_wire_, rate);
+      gap_rate_ = rate;
+      gap_wire_ = last_wire_;
+    }
     const Time next = rp_.next_timer();
     if (next == Time::max()) {
       cc_timer_.cancel();
@@ -201,6 +206,8 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   uint64_t high_sent_ = 0;  // one past the highest PSN ever sent
   Time last_send_;
   Time gap_;                // serialization of the last packet at the current rate
+  Rate gap_rate_;           // the rate and size gap_ was computed for
+  int64_t gap_wire_ = 0;
   int64_t last_wire_ = 0;
   bool sent_any_ = false;
   bool dead_ = false;
