@@ -11,6 +11,7 @@
 
 #include "core/units.h"
 #include "transport/flow.h"
+#include "workload/job.h"
 
 namespace fabsim {
 
@@ -51,6 +52,7 @@ struct RunResult {
   std::vector<TraceEvent> trace;
   NetworkTotals totals;
   std::vector<PortReport> ports;  // ports with pauses, drops or marks
+  std::vector<JobResult> jobs;    // workload kind "jobs"
   std::string transport_kind;
   std::vector<std::pair<std::string, uint64_t>> transport_counters;
   uint64_t packets_live_at_end = 0;  // packets not returned to the pool (should be 0)

@@ -40,6 +40,45 @@ FctSummary summarize_fct(const RunResult& r) {
   return s;
 }
 
+JobsSummary summarize_jobs(const RunResult& r) {
+  JobsSummary s;
+  s.jobs = r.jobs.size();
+  s.all_done = true;
+  if (r.jobs.empty()) return s;
+  long double sum = 0;
+  const JobResult* slowest = nullptr;
+  for (const auto& j : r.jobs) {
+    s.all_done = s.all_done && j.done;
+    const Time jct = j.done ? j.jct() : r.end_time - j.first_send;
+    sum += static_cast<long double>(jct.ps());
+    if (slowest == nullptr || jct > s.max_jct) {
+      s.max_jct = jct;
+      slowest = &j;
+    }
+  }
+  s.mean_jct = Time::ps(static_cast<int64_t>(sum / static_cast<long double>(r.jobs.size())));
+  int collectives = 0;
+  for (const auto& op : slowest->ops) {
+    if (op.compute) continue;
+    if (collectives++ == 0) {
+      s.bytes = op.bytes;
+      s.collective = collective_name(op.collective);
+      s.ranks = slowest->ranks;
+      s.op_time = s.max_jct;
+      const double factor = bus_factor(op.collective, slowest->ranks);
+      (void)factor;
+    }
+  }
+  if (collectives > 0 && s.max_jct > Time()) {
+    s.op_time = s.max_jct / collectives;
+    Collective c{};
+    parse_collective(s.collective, &c);
+    s.algbw_gbs = static_cast<double>(s.bytes) / s.op_time.sec_f() * 1e-9;
+    s.busbw_gbs = s.algbw_gbs * bus_factor(c, s.ranks);
+  }
+  return s;
+}
+
 nlohmann::ordered_json summary_json(const RunResult& r) {
   nlohmann::ordered_json j;
   j["name"] = r.name;
@@ -70,6 +109,50 @@ nlohmann::ordered_json summary_json(const RunResult& r) {
                   {"pause_time_ps", r.totals.pause_time.ps()},
                   {"host_pause_time_ps", r.totals.host_pause_time.ps()},
                   {"data_packets_delivered", r.totals.data_packets_delivered}};
+  if (!r.jobs.empty()) {
+    const auto js = summarize_jobs(r);
+    j["jobs_summary"] = {{"jobs", js.jobs},
+                         {"all_done", js.all_done},
+                         {"max_jct_ps", js.max_jct.ps()},
+                         {"mean_jct_ps", js.mean_jct.ps()},
+                         {"op_time_ps", js.op_time.ps()},
+                         {"collective", js.collective},
+                         {"bytes", js.bytes},
+                         {"ranks", js.ranks},
+                         {"algbw_GBps", js.algbw_gbs},
+                         {"busbw_GBps", js.busbw_gbs}};
+    auto jobs = nlohmann::ordered_json::array();
+    for (const auto& job : r.jobs) {
+      nlohmann::ordered_json o = {{"name", job.name},
+                                  {"ranks", job.ranks},
+                                  {"done", job.done},
+                                  {"first_send_ps", job.first_send.ps()},
+                                  {"end_ps", job.end.ps()},
+                                  {"jct_ps", job.jct().ps()}};
+      auto iters = nlohmann::ordered_json::array();
+      for (auto t : job.iteration_times) iters.push_back(t.ps());
+      o["iteration_ps"] = iters;
+      auto ops = nlohmann::ordered_json::array();
+      for (const auto& op : job.ops) {
+        nlohmann::ordered_json e = {{"iteration", op.iteration},
+                                    {"index", op.index},
+                                    {"type", op.compute ? "compute" : collective_name(op.collective)},
+                                    {"bytes", op.bytes},
+                                    {"start_ps", op.start.ps()},
+                                    {"end_ps", op.end.ps()},
+                                    {"jct_ps", op.jct().ps()}};
+        if (!op.compute && op.jct() > Time()) {
+          const double algbw = static_cast<double>(op.bytes) / op.jct().sec_f() * 1e-9;
+          e["algbw_GBps"] = algbw;
+          e["busbw_GBps"] = algbw * bus_factor(op.collective, job.ranks);
+        }
+        ops.push_back(e);
+      }
+      o["ops"] = ops;
+      jobs.push_back(o);
+    }
+    j["jobs"] = jobs;
+  }
   nlohmann::ordered_json tr = {{"kind", r.transport_kind}};
   for (const auto& [k, v] : r.transport_counters) tr[k] = v;
   j["transport"] = tr;
@@ -86,16 +169,17 @@ nlohmann::ordered_json summary_json(const RunResult& r) {
 std::string flows_csv(const RunResult& r) {
   std::string out =
       "flow,src,dst,bytes,start_ps,first_send_ps,end_ps,fct_ps,delivered,packets_sent,"
-      "packets_received,retransmissions,out_of_order,ecn_marked\n";
+      "packets_received,retransmissions,out_of_order,ecn_marked,job,op,step,src_rank,dst_rank\n";
   for (size_t i = 0; i < r.flows.size(); ++i) {
     const auto& f = r.flows[i];
     const int64_t first = f.first_send == Time::max() ? -1 : f.first_send.ps();
     const int64_t end = f.done ? f.end.ps() : -1;
     const int64_t fct = f.done ? f.fct().ps() : -1;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i, f.spec.src, f.spec.dst,
-                       f.spec.bytes, f.spec.start.ps(), first, end, fct, f.delivered,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i, f.spec.src,
+                       f.spec.dst, f.spec.bytes, f.spec.start.ps(), first, end, fct, f.delivered,
                        f.packets_sent, f.packets_received, f.retransmissions, f.out_of_order,
-                       f.ecn_marked);
+                       f.ecn_marked, f.spec.job, f.spec.op, f.spec.step, f.spec.src_rank,
+                       f.spec.dst_rank);
   }
   return out;
 }
@@ -146,6 +230,31 @@ std::string summary_table(const RunResult& r) {
   row("retransmissions", fmt::format("{}", rtx));
   row("out-of-order arrivals", fmt::format("{}", ooo));
   for (const auto& [k, v] : r.transport_counters) row(r.transport_kind + " " + k, fmt::format("{}", v));
+  if (!r.jobs.empty()) {
+    const auto js = summarize_jobs(r);
+    out += fmt::format("\n{:<12}{:>6}{:>16}{:>14}{:>14}\n", "job", "ranks", "JCT (us)", "algbw (GB/s)",
+                       "busbw (GB/s)");
+    out += fmt::format("{:-<62}\n", "");
+    for (const auto& job : r.jobs) {
+      int collectives = 0;
+      const OpResult* first = nullptr;
+      for (const auto& op : job.ops) {
+        if (!op.compute && collectives++ == 0) first = &op;
+      }
+      std::string alg = "-";
+      std::string bus = "-";
+      if (first != nullptr && job.done && job.jct() > Time()) {
+        const double a = static_cast<double>(first->bytes) * collectives / job.jct().sec_f() * 1e-9;
+        alg = fmt::format("{:.2f}", a);
+        bus = fmt::format("{:.2f}", a * bus_factor(first->collective, job.ranks));
+      }
+      out += fmt::format("{:<12}{:>6}{:>16}{:>14}{:>14}\n", job.name, job.ranks,
+                         job.done ? us(job.jct()) : "not done", alg, bus);
+    }
+    out += fmt::format("{:-<62}\n", "");
+    out += fmt::format("max JCT {} us, mean JCT {} us over {} jobs{}\n", us(js.max_jct),
+                       us(js.mean_jct), js.jobs, js.all_done ? "" : " (not all done)");
+  }
   return out;
 }
 

@@ -19,6 +19,23 @@ struct FctSummary {
 };
 FctSummary summarize_fct(const RunResult& r);
 
+/// Job figures of a run: the headline is the slowest job (max JCT), as seed 002 reports.
+struct JobsSummary {
+  size_t jobs = 0;
+  bool all_done = false;
+  Time max_jct;
+  Time mean_jct;
+  /// The slowest job's JCT per collective operation it ran (its JCT divided by the number of
+  /// collective ops, iterations included): the "time" of an nccl-tests row.
+  Time op_time;
+  int64_t bytes = 0;       // S of the first collective op
+  const char* collective = "";
+  int ranks = 0;
+  double algbw_gbs = 0;    // S / op_time, GB/s (1e9 B/s) as nccl-tests prints
+  double busbw_gbs = 0;    // algbw x bus factor
+};
+JobsSummary summarize_jobs(const RunResult& r);
+
 nlohmann::ordered_json summary_json(const RunResult& r);
 std::string flows_csv(const RunResult& r);
 std::string trace_csv(const RunResult& r);

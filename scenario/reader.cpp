@@ -41,6 +41,31 @@ bool Section::has(std::string_view key) const {
   return table_ != nullptr && table_->get(key) != nullptr;
 }
 
+bool Section::is_text(std::string_view key, std::string_view value) const {
+  if (table_ == nullptr) return false;
+  const auto* n = table_->get(key);
+  return n != nullptr && n->is_string() && n->as_string()->get() == value;
+}
+
+std::vector<std::string> Section::strings(std::string_view key, std::string_view doc) {
+  document(key, "list of strings", "[]", doc);
+  std::vector<std::string> v;
+  if (const auto* n = find(key)) {
+    const auto* arr = n->as_array();
+    if (arr == nullptr) fail_at(n, key, "a list of strings");
+    for (const auto& el : *arr) {
+      if (!el.is_string()) fail_at(n, key, "a list of strings");
+      v.push_back(el.as_string()->get());
+    }
+  }
+  record(key, v);
+  return v;
+}
+
+Section Section::describe_child(std::string_view name) const {
+  return Section(ctx_, nullptr, full(name), nullptr);
+}
+
 const toml::node* Section::find(std::string_view key) {
   read_.emplace(key);
   return table_ == nullptr ? nullptr : table_->get(key);

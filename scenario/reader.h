@@ -67,6 +67,12 @@ class Section {
   /// An array of tables ([[key]]); empty when absent.
   std::vector<Section> tables(std::string_view key, std::string_view doc);
   bool has(std::string_view key) const;
+  /// True if `key` holds the string `value` (e.g. a "$size" placeholder).
+  bool is_text(std::string_view key, std::string_view value) const;
+  /// A list of strings (empty when absent).
+  std::vector<std::string> strings(std::string_view key, std::string_view doc);
+  /// A nested section that only documents keys (describe mode, e.g. "jobs[i]").
+  Section describe_child(std::string_view name) const;
 
   /// Reports the first key that no getter read. Call after reading every key.
   void finish() const;

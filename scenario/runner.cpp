@@ -43,6 +43,14 @@ Run::Run(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), net_(sim_) {
 
   std::vector<FlowSpec> specs;
   const auto& w = cfg_.workload;
+  if (w.kind == "jobs") {
+    std::vector<JobSpec> jobs = w.jobs;
+    for (auto& j : jobs) j.tclass = cfg_.transport.tclass;
+    jobs_ = std::make_unique<JobRunner>(sim_, flows_, *transport_, std::move(jobs));
+    flows_.set_observer(jobs_.get());
+    jobs_->start();
+    return;
+  }
   if (w.kind == "permutation") {
     Rng rng = sim_.rng(stream_id(StreamKind::kWorkload, 0));
     specs = permutation_flows(topo_.hosts, w.bytes, w.start, rng);
@@ -75,7 +83,7 @@ void Run::on_flow_done(uint32_t /*flow*/, Time /*at*/) {
 RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
   const auto wall0 = std::chrono::steady_clock::now();
   if (hook != nullptr) sim_.set_progress_hook(hook, hook_interval);
-  if (!flows_.records().empty()) sim_.run(cfg_.stop_time);
+  if (!flows_.records().empty() || (jobs_ && !jobs_->all_done())) sim_.run(cfg_.stop_time);
   const auto wall1 = std::chrono::steady_clock::now();
 
   RunResult r;
@@ -89,9 +97,10 @@ RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
   r.speedup = topo_.speedup;
   r.end_time = sim_.now();
   r.events = sim_.events();
-  r.flows = flows_.records();
+  r.flows.assign(flows_.records().begin(), flows_.records().end());
   r.trace = flows_.trace_events();
-  r.all_done = flows_.completed() == flows_.size();
+  r.all_done = flows_.completed() == flows_.size() && (!jobs_ || jobs_->all_done());
+  if (jobs_) r.jobs = jobs_->results();
   r.wall_seconds = std::chrono::duration<double>(wall1 - wall0).count();
   r.transport_kind = cfg_.transport.kind;
   r.transport_counters = transport_->counters();

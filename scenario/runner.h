@@ -11,6 +11,7 @@
 #include "scenario/scenario.h"
 #include "transport/flow.h"
 #include "transport/transport.h"
+#include "workload/job.h"
 #include "workload/traffic.h"
 
 namespace fabsim {
@@ -42,6 +43,7 @@ class Run : public FlowObserver {
   FlowTable flows_;
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<FlowDriver> driver_;
+  std::unique_ptr<JobRunner> jobs_;
 };
 
 /// Loads nothing: builds and runs `cfg` in one call.

@@ -182,17 +182,17 @@ constexpr PolicyKind kPolicies[] = {
     {"ecmp", "per-flow ECMP: 5-tuple hash with a per-switch seed derived from the run's seed"},
 };
 
-void load_permutation(Section& s, WorkloadConfig& w) {
+void load_permutation(Section& s, WorkloadConfig& w, const TopologyConfig& /*topo*/) {
   w.bytes = s.bytes("bytes", Bytes(1000000), Bytes(1), kMaxBytes, "bytes per flow").count();
   w.start = s.time("start", Time(), "start time of every flow");
 }
-void load_incast(Section& s, WorkloadConfig& w) {
+void load_incast(Section& s, WorkloadConfig& w, const TopologyConfig& /*topo*/) {
   w.bytes = s.bytes("bytes", Bytes(1000000), Bytes(1), kMaxBytes, "bytes per sender").count();
   w.start = s.time("start", Time(), "start time of every flow");
   w.senders = static_cast<int>(s.integer("senders", 8, 1, kMaxInt, "number of senders (N of N:1)"));
   w.receiver = static_cast<uint32_t>(s.integer("receiver", 0, 0, kMaxInt, "receiving host id"));
 }
-void load_flow_list(Section& s, WorkloadConfig& w) {
+void load_flow_list(Section& s, WorkloadConfig& w, const TopologyConfig& /*topo*/) {
   auto list = s.tables("flows", "explicit flows: [[workload.flows]] src, dst, bytes, start");
   for (auto& f : list) {
     FlowSpec spec;
@@ -205,17 +205,200 @@ void load_flow_list(Section& s, WorkloadConfig& w) {
   }
 }
 
+constexpr const char* kCollectiveChoices =
+    "\"allreduce_ring\" (or \"allreduce\"), \"allreduce_tree\", \"alltoall\", "
+    "\"alltoall_pairwise\", \"allgather\", \"reducescatter\", \"sendrecv\", \"compute\" or "
+    "\"$collective\"";
+
+void load_op(Section& o, OpSpec& op, const std::string& job, Bytes tree_chunk) {
+  const std::string type = o.text("type", "allreduce_ring",
+                                  "allreduce_ring, allreduce_tree, alltoall, alltoall_pairwise, "
+                                  "allgather, reducescatter, sendrecv, compute, or $collective");
+  if (o.describing()) {
+    o.text("bytes", "$size", "collective size S (nccl-tests), or \"$size\" from sweep.sizes");
+    o.time("duration", Time(), "compute gap length (type = compute)");
+    o.integer("src_rank", 0, 0, kMaxInt, "sendrecv: sending rank");
+    o.integer("dst_rank", 1, 0, kMaxInt, "sendrecv: receiving rank");
+    return;
+  }
+  op.compute = type == "compute";
+  op.sweep_collective = type == "$collective";
+  if (!op.compute && !op.sweep_collective && !parse_collective(type, &op.collective)) {
+    o.fail("type", fmt::format("one of {} (job '{}')", kCollectiveChoices, job));
+  }
+  op.options.tree_chunk = tree_chunk.count();
+  if (op.compute) {
+    op.duration = o.time("duration", Time(), "compute gap length");
+    return;
+  }
+  if (!o.has("bytes")) {
+    o.fail("bytes", fmt::format("a collective size such as \"64MiB\" or \"$size\" (job '{}')", job));
+  }
+  if (o.is_text("bytes", "$size")) {
+    op.sweep_bytes = true;
+    o.text("bytes", "$size", "collective size");
+  } else {
+    op.bytes = o.bytes("bytes", Bytes(0), Bytes(0), kMaxBytes, "collective size S").count();
+    if (op.bytes == 0) o.fail("bytes", fmt::format("a size above 0 (job '{}')", job));
+  }
+  if (op.collective == Collective::kSendRecv || op.sweep_collective) {
+    op.options.send_rank = static_cast<uint32_t>(o.integer("src_rank", 0, 0, kMaxInt, "sendrecv: sending rank"));
+    op.options.recv_rank = static_cast<uint32_t>(o.integer("dst_rank", 1, 0, kMaxInt, "sendrecv: receiving rank"));
+  }
+}
+
+void load_jobs(Section& s, WorkloadConfig& w, const TopologyConfig& topo) {
+  const Time step_latency = s.time("step_latency", Time(),
+                                   "software latency before each transfer of a collective step");
+  const Bytes tree_chunk = s.bytes("tree_chunk", Bytes(1 << 20), Bytes(1), kMaxBytes,
+                                   "pipelined chunk of the double-binary-tree AllReduce "
+                                   "[UNVERIFIED: NCCL's size varies]");
+  auto list = s.tables("jobs", "the jobs: [[workload.jobs]] with [[workload.jobs.ops]]");
+  if (s.describing()) {
+    Section j = s.describe_child("jobs[i]");
+    j.text("name", "job", "job name (with count > 1: name0, name1, ...)");
+    j.integer("count", 1, 1, 4096, "replicas of this job; replica k shifts its placement by k");
+    j.integers("gpus", {}, 0, kMaxInt, "explicit rank -> GPU (host id) list");
+    j.choice("placement", "list", {"list", "gpu_of_each_server", "block"},
+             "list: `gpus`; gpu_of_each_server: GPU `gpu` + k of every server (seed 002: job k "
+             "= GPU k of each server); block: `ranks` consecutive GPUs from `first` + k x ranks");
+    j.integer("gpu", 0, 0, kMaxInt, "gpu_of_each_server: GPU index of replica 0");
+    j.integer("first", 0, 0, kMaxInt, "block: first GPU of replica 0");
+    j.integer("ranks", 2, 1, kMaxInt, "block: ranks per job");
+    j.integer("iterations", 1, 1, 1 << 20, "times the op list runs");
+    j.time("start", Time(), "start time");
+    Section o = j.describe_child("ops[i]");
+    OpSpec op;
+    load_op(o, op, "", tree_chunk);
+    return;
+  }
+  const int hosts = topo.hosts();
+  if (list.empty()) s.fail("jobs", "at least one [[workload.jobs]] entry");
+  for (size_t i = 0; i < list.size(); ++i) {
+    Section& j = list[i];
+    const std::string name = j.text("name", fmt::format("job{}", i), "job name");
+    const int count = static_cast<int>(j.integer("count", 1, 1, 4096, "replicas"));
+    const auto explicit_gpus = j.integers("gpus", {}, 0, kMaxInt, "rank -> GPU list");
+    const std::string placement =
+        j.choice("placement", explicit_gpus.empty() && !j.has("gpus") ? "gpu_of_each_server" : "list",
+                 {"list", "gpu_of_each_server", "block"}, "placement");
+    const int gpu = static_cast<int>(j.integer("gpu", 0, 0, kMaxInt, "GPU index"));
+    const int first = static_cast<int>(j.integer("first", 0, 0, kMaxInt, "first GPU"));
+    const int ranks = static_cast<int>(j.integer("ranks", 2, 1, kMaxInt, "ranks per job"));
+    const int iterations = static_cast<int>(j.integer("iterations", 1, 1, 1 << 20, "iterations"));
+    const Time start = j.time("start", Time(), "start time");
+    auto ops = j.tables("ops", "operations");
+    if (ops.empty()) j.fail("ops", fmt::format("at least one [[workload.jobs.ops]] (job '{}')", name));
+    std::vector<OpSpec> specs;
+    for (auto& o : ops) {
+      OpSpec op;
+      load_op(o, op, name, tree_chunk);
+      o.finish();
+      specs.push_back(op);
+    }
+    if (placement == "list" && explicit_gpus.empty()) {
+      j.fail("gpus", fmt::format("a non-empty GPU list (job '{}' is empty)", name));
+    }
+    if (placement != "list" && !explicit_gpus.empty()) {
+      j.fail("gpus", fmt::format("no GPU list with placement = \"{}\" (job '{}')", placement, name));
+    }
+    for (int k = 0; k < count; ++k) {
+      JobSpec job;
+      job.name = count > 1 ? fmt::format("{}{}", name, k) : name;
+      if (placement == "list") {
+        if (count > 1) {
+          j.fail("count", fmt::format("1 with an explicit GPU list (job '{}'); use placement = "
+                                      "\"gpu_of_each_server\" or \"block\" for replicas", name));
+        }
+        for (auto g : explicit_gpus) job.gpus.push_back(static_cast<uint32_t>(g));
+      } else if (placement == "gpu_of_each_server") {
+        if (topo.kind != "leaf_spine") {
+          j.fail("placement", fmt::format("\"list\" or \"block\" on a {} topology (job '{}': "
+                                          "it has no servers)", topo.kind, name));
+        }
+        const int g = gpu + k;
+        if (g >= topo.leaf_spine.gpus_per_server) {
+          j.fail("gpu", fmt::format("a GPU index below topology.gpus_per_server = {} (job '{}' "
+                                    "replica {} needs GPU {})",
+                                    topo.leaf_spine.gpus_per_server, job.name, k, g));
+        }
+        for (int srv = 0; srv < topo.leaf_spine.servers; ++srv) {
+          job.gpus.push_back(static_cast<uint32_t>(srv * topo.leaf_spine.gpus_per_server + g));
+        }
+      } else {
+        for (int r = 0; r < ranks; ++r) job.gpus.push_back(static_cast<uint32_t>(first + k * ranks + r));
+      }
+      std::vector<bool> used(static_cast<size_t>(hosts), false);
+      for (auto g : job.gpus) {
+        if (g >= static_cast<uint32_t>(hosts)) {
+          j.fail(placement == "list" ? "gpus" : "placement",
+                 fmt::format("GPUs below the topology's {} (job '{}' maps a rank to GPU {}, which "
+                             "does not exist)", hosts, job.name, g));
+        }
+        if (used[g]) {
+          j.fail("gpus", fmt::format("distinct GPUs (job '{}' maps two ranks to GPU {})", job.name, g));
+        }
+        used[g] = true;
+      }
+      if (job.gpus.size() < 2) {
+        j.fail("gpus", fmt::format("at least 2 ranks (job '{}' has {})", job.name, job.gpus.size()));
+      }
+      for (const auto& op : specs) {
+        if (!op.compute && (op.options.send_rank >= job.gpus.size() ||
+                            op.options.recv_rank >= job.gpus.size() ||
+                            op.options.send_rank == op.options.recv_rank) &&
+            (op.collective == Collective::kSendRecv || op.sweep_collective)) {
+          j.fail("ops", fmt::format("sendrecv ranks that differ and are below {} (job '{}')",
+                                    job.gpus.size(), job.name));
+        }
+      }
+      job.ops = specs;
+      job.iterations = iterations;
+      job.start = start;
+      job.step_latency = step_latency;
+      w.jobs.push_back(std::move(job));
+    }
+    j.finish();
+  }
+}
+
 struct WorkloadKind {
   const char* name;
   const char* description;
-  void (*load)(Section&, WorkloadConfig&);
+  void (*load)(Section&, WorkloadConfig&, const TopologyConfig&);
 };
 constexpr WorkloadKind kWorkloads[] = {
     {"permutation", "every host sends to a distinct random other host (a derangement)",
      load_permutation},
     {"incast", "N senders to one receiver, all starting together", load_incast},
     {"flows", "an explicit list of flows", load_flow_list},
+    {"jobs",
+     "AI jobs: ranks on GPUs running collectives and compute gaps, optionally for several "
+     "iterations; several jobs at once",
+     load_jobs},
 };
+
+void load_sweep(Section& s, SweepConfig& sw) {
+  const auto sizes = s.sizes("sizes", {}, Bytes(1), "values of \"$size\", each a separate run");
+  for (auto b : sizes) sw.sizes.push_back(b.count());
+  const std::string doc = "values of \"$collective\", each a separate run";
+  if (s.describing()) {
+    s.text("collectives", "[]", doc);
+  } else if (s.has("collectives")) {
+    const auto names = s.strings("collectives", doc);
+    for (size_t i = 0; i < names.size(); ++i) {
+      Collective c{};
+      if (!parse_collective(names[i], &c)) {
+        s.fail("collectives", fmt::format("collective names ({}), got \"{}\"",
+                                          kCollectiveChoices, names[i]));
+      }
+      sw.collectives.push_back(c);
+    }
+  }
+  const auto seeds = s.integers("seeds", {}, 0, std::numeric_limits<int64_t>::max(),
+                                "RNG seeds; each case runs once per seed (median, min, max)");
+  for (auto v : seeds) sw.seeds.push_back(static_cast<uint64_t>(v));
+}
 
 void describe_flow_item(Section& s) {
   s.integer("src", 0, 0, kMaxInt, "source host id");
@@ -338,8 +521,9 @@ ScenarioConfig parse(const toml::table* root, const std::string& file) {
   c.network.sw.max_frame_bytes = c.transport.wire.payload + c.transport.wire.header_bytes;
 
   auto wl = top.table("workload", "traffic");
-  c.workload.kind = wl.choice("kind", "permutation", {"permutation", "incast", "flows"}, "workload");
-  find_kind(kWorkloads, c.workload.kind, [] {})->load(wl, c.workload);
+  c.workload.kind =
+      wl.choice("kind", "permutation", {"permutation", "incast", "flows", "jobs"}, "workload");
+  find_kind(kWorkloads, c.workload.kind, [] {})->load(wl, c.workload, c.topology);
   // Cross-checks against the topology.
   const int hosts = c.topology.hosts();
   if (c.workload.kind == "incast") {
@@ -363,6 +547,30 @@ ScenarioConfig parse(const toml::table* root, const std::string& file) {
   }
   for (auto& f : c.workload.flows) f.tclass = c.transport.tclass;
   wl.finish();
+
+  auto sweep = top.table("sweep", "lists of cases, each an independent simulation");
+  load_sweep(sweep, c.sweep);
+  bool uses_size = false;
+  bool uses_collective = false;
+  for (const auto& j : c.workload.jobs) {
+    for (const auto& op : j.ops) {
+      uses_size = uses_size || op.sweep_bytes;
+      uses_collective = uses_collective || op.sweep_collective;
+    }
+  }
+  if (uses_size && c.sweep.sizes.empty()) {
+    sweep.fail("sizes", "a list of sizes: an op has bytes = \"$size\"");
+  }
+  if (!uses_size && !c.sweep.sizes.empty()) {
+    sweep.fail("sizes", "an op with bytes = \"$size\" to use them");
+  }
+  if (uses_collective && c.sweep.collectives.empty()) {
+    sweep.fail("collectives", "a list of collectives: an op has type = \"$collective\"");
+  }
+  if (!uses_collective && !c.sweep.collectives.empty()) {
+    sweep.fail("collectives", "an op with type = \"$collective\" to use them");
+  }
+  sweep.finish();
 
   auto out = top.table("output", "result files");
   load_output(out, c.output);
@@ -451,7 +659,7 @@ Catalogue describe_catalogue() {
       Section item(ctx, nullptr, "workload.flows[i]", nullptr);
       describe_flow_item(item);
     } else {
-      k.load(s, w);
+      k.load(s, w, TopologyConfig{});
     }
     cat.workloads.push_back({k.name, k.description, ctx->docs});
   }
@@ -463,9 +671,41 @@ Catalogue describe_catalogue() {
     load_network(net, c.network);
     auto out = s.table("output", "result files");
     load_output(out, c.output);
+    auto sw = s.table("sweep", "lists of cases, each an independent simulation");
+    load_sweep(sw, c.sweep);
   });
   cat.common = with_prefix(common, "");
   return cat;
+}
+
+}  // namespace fabsim
+
+namespace fabsim {
+
+ScenarioConfig instantiate(const ScenarioConfig& base, const Collective* collective,
+                           const int64_t* size, const uint64_t* seed) {
+  ScenarioConfig c = base;
+  c.sweep = SweepConfig{};
+  for (auto& j : c.workload.jobs) {
+    for (auto& op : j.ops) {
+      if (op.sweep_collective && collective != nullptr) {
+        op.collective = *collective;
+        op.sweep_collective = false;
+      }
+      if (op.sweep_bytes && size != nullptr) {
+        op.bytes = *size;
+        op.sweep_bytes = false;
+      }
+    }
+  }
+  if (seed != nullptr) {
+    c.seed = *seed;
+    c.effective["simulation"]["seed"] = *seed;
+  }
+  c.effective["case"] = nlohmann::ordered_json::object();
+  if (collective != nullptr) c.effective["case"]["collective"] = collective_name(*collective);
+  if (size != nullptr) c.effective["case"]["size"] = *size;
+  return c;
 }
 
 }  // namespace fabsim

@@ -15,6 +15,7 @@
 #include "transport/datagram.h"
 #include "transport/roce.h"
 #include "transport/flow.h"
+#include "workload/job.h"
 
 namespace fabsim {
 
@@ -46,6 +47,15 @@ struct WorkloadConfig {
   int senders = 0;
   uint32_t receiver = 0;
   std::vector<FlowSpec> flows;  // kind = "flows"
+  std::vector<JobSpec> jobs;    // kind = "jobs"
+};
+
+/// Lists a scenario runs over, each case an independent simulation (DESIGN.md "Scenarios").
+struct SweepConfig {
+  std::vector<int64_t> sizes;             // substituted for ops with bytes = "$size"
+  std::vector<Collective> collectives;    // substituted for ops with type = "$collective"
+  std::vector<uint64_t> seeds;            // each case runs once per seed
+  bool active() const { return !sizes.empty() || !collectives.empty() || !seeds.empty(); }
 };
 
 struct OutputConfig {
@@ -67,6 +77,7 @@ struct ScenarioConfig {
   TransportConfig transport;
   WorkloadConfig workload;
   OutputConfig output;
+  SweepConfig sweep;
   nlohmann::ordered_json effective;  // every key with its effective value
 };
 
@@ -77,6 +88,10 @@ ScenarioConfig load_scenario(const std::string& path, const std::vector<std::str
 /// Loads from TOML text (tests); `name` stands for the file in messages.
 ScenarioConfig load_scenario_text(const std::string& text, const std::string& name,
                                   const std::vector<std::string>& overrides = {});
+
+/// One case of a sweep: the scenario with "$collective" and "$size" filled and the seed set.
+ScenarioConfig instantiate(const ScenarioConfig& base, const Collective* collective,
+                           const int64_t* size, const uint64_t* seed);
 
 /// What `fabsim list` prints: the registries and every parameter with unit and default.
 struct Catalogue {

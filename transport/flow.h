@@ -4,7 +4,8 @@
 #pragma once
 
 #include <cstdint>  // ids, counters
-#include <vector>   // records, trace
+#include <deque>    // records: stable references while flows are added
+#include <vector>   // trace
 
 #include "core/units.h"
 
@@ -16,6 +17,12 @@ struct FlowSpec {
   int64_t bytes = 0;
   Time start;
   uint8_t tclass = 3;
+  // Set by the job layer (-1 otherwise): which job, op instance, step and ranks.
+  int32_t job = -1;
+  int32_t op = -1;
+  int32_t step = -1;
+  int32_t src_rank = -1;
+  int32_t dst_rank = -1;
 };
 
 struct FlowRecord {
@@ -59,7 +66,7 @@ class FlowTable {
   FlowRecord& operator[](uint32_t id) { return records_[id]; }
   const FlowRecord& operator[](uint32_t id) const { return records_[id]; }
   size_t size() const { return records_.size(); }
-  const std::vector<FlowRecord>& records() const { return records_; }
+  const std::deque<FlowRecord>& records() const { return records_; }
   void set_observer(FlowObserver* o) { observer_ = o; }
 
   /// Marks flow `id` complete at `t` and tells the observer.
@@ -74,7 +81,7 @@ class FlowTable {
   const std::vector<TraceEvent>& trace_events() const { return trace_; }
 
  private:
-  std::vector<FlowRecord> records_;
+  std::deque<FlowRecord> records_;
   std::vector<TraceEvent> trace_;
   FlowObserver* observer_ = nullptr;
   size_t completed_ = 0;

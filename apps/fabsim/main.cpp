@@ -4,11 +4,15 @@
 
 #include <chrono>     // progress line
 #include <cstdio>     // stderr
-#include <exception>  // top-level errors
+#include <exception>   // top-level errors
+#include <filesystem>  // output directories
+#include <fstream>     // result files
+#include <stdexcept>   // write errors
 #include <string>     // arguments
 #include <vector>     // overrides
 
 #include "report/writers.h"
+#include "scenario/sweep.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
 
@@ -37,6 +41,11 @@ class StderrProgress : public ProgressHook {
   bool printed_ = false;
 };
 
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  if (!f || !(f << text)) throw std::runtime_error(path + ": cannot write");
+}
+
 void print_params(const std::vector<ParamDoc>& params) {
   for (const auto& p : params) {
     if (p.type == "table") continue;
@@ -63,9 +72,43 @@ void print_catalogue() {
   print_params(cat.common);
 }
 
+std::string case_label(const SweepCase& c) {
+  std::string label = c.collective.empty() ? "case" : c.collective;
+  if (c.size > 0) label += fmt::format("-{}", c.size);
+  return label + fmt::format("-seed{}", c.seed);
+}
+
+int sweep_command(const ScenarioConfig& cfg, const std::string& out, unsigned threads) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto cases = run_sweep(cfg, threads, !out.empty(),
+                               [](const SweepCase& c, size_t done, size_t total) {
+                                 std::fprintf(stderr, "[fabsim] case %zu/%zu: %s seed %llu: max JCT "
+                                              "%.1f us (%.2f s wall)\n",
+                                              done, total, case_label(c).c_str(),
+                                              static_cast<unsigned long long>(c.seed),
+                                              c.jobs.max_jct.us_f(), c.wall_seconds);
+                               });
+  const auto rows = aggregate(cases);
+  fmt::print("scenario {}: {} cases\n{}", cfg.name, cases.size(), sweep_table(rows));
+  if (!out.empty()) {
+    std::filesystem::create_directories(out);
+    write_text(out + "/summary.json", sweep_json(cfg, rows, cases).dump(2) + "\n");
+    write_text(out + "/sweep.csv", sweep_rows_csv(rows));
+    write_text(out + "/cases.csv", sweep_cases_csv(cases));
+    for (const auto& c : cases) {
+      write_results(c.result, out + "/cases/" + case_label(c), cfg.output.flows_csv);
+    }
+    fmt::print("results written to {}/\n", out);
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::fprintf(stderr, "[fabsim] sweep wall %.3f s\n", wall);
+  return 0;
+}
+
 int run_command(const std::string& file, const std::vector<std::string>& sets,
-                const std::string& out, const uint64_t* seed) {
+                const std::string& out, const uint64_t* seed, unsigned threads) {
   const ScenarioConfig cfg = load_scenario(file, sets, seed);
+  if (cfg.sweep.active()) return sweep_command(cfg, out, threads);
   StderrProgress progress;
   Run run(cfg);
   const RunResult r = run.execute(&progress, 1 << 18);
@@ -99,6 +142,8 @@ int main(int argc, char** argv) {
   run->add_option("--set", sets, "override a key: --set network.ecn.kmin=10KB (repeatable)");
   run->add_option("--out", out, "directory for summary.json, flows.csv and trace.csv");
   auto* seed_opt = run->add_option("--seed", seed, "RNG seed (overrides simulation.seed)");
+  unsigned threads = 0;
+  run->add_option("--threads", threads, "sweep cases run at once (0 = one per core)");
 
   std::string vfile;
   std::vector<std::string> vsets;
@@ -111,7 +156,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (run->parsed()) {
-      return run_command(file, sets, out, seed_opt->count() > 0 ? &seed : nullptr);
+      return run_command(file, sets, out, seed_opt->count() > 0 ? &seed : nullptr, threads);
     }
     if (validate->parsed()) {
       const auto cfg = load_scenario(vfile, vsets);

@@ -1,0 +1,64 @@
+// Sweeps: every (collective, size, seed) case of a scenario runs as an independent simulation,
+// several at once on the machine's cores; results aggregate over seeds into one nccl-tests-like
+// table (size, time, algbw, busbw) with median, min and max.
+#pragma once
+
+#include <cstdint>     // sizes, seeds
+#include <functional>  // progress callback (not on a hot path)
+#include <string>      // names
+#include <vector>      // cases
+
+#include "report/results.h"
+#include "report/writers.h"
+#include "scenario/scenario.h"
+
+namespace fabsim {
+
+struct SweepCase {
+  std::string collective;  // "" when the scenario does not sweep collectives
+  int64_t size = 0;        // 0 when it does not sweep sizes
+  uint64_t seed = 0;
+  JobsSummary jobs;
+  FctSummary flows;
+  Time end_time;
+  bool all_done = false;
+  uint64_t events = 0;
+  double wall_seconds = 0;
+  RunResult result;        // full result (kept only when asked for)
+};
+
+/// Statistic over seeds: median (mean of the middle two for an even count), min, max.
+struct Spread {
+  double median = 0;
+  double min = 0;
+  double max = 0;
+};
+Spread spread(std::vector<double> values);
+
+struct SweepRow {
+  std::string collective;
+  int64_t size = 0;
+  int ranks = 0;
+  size_t seeds = 0;
+  bool all_done = true;
+  Spread max_jct_us;
+  Spread mean_jct_us;
+  Spread op_time_us;
+  Spread algbw_gbs;
+  Spread busbw_gbs;
+};
+
+/// Runs every case of `cfg.sweep` with up to `threads` simulations at once (0 = one per core).
+/// `keep_results` keeps each case's full RunResult (for per-case files). `progress` is called
+/// after each case (from the worker thread that ran it, serialised).
+std::vector<SweepCase> run_sweep(const ScenarioConfig& cfg, unsigned threads, bool keep_results,
+                                 const std::function<void(const SweepCase&, size_t, size_t)>& progress);
+std::vector<SweepRow> aggregate(const std::vector<SweepCase>& cases);
+
+std::string sweep_table(const std::vector<SweepRow>& rows);
+std::string sweep_cases_csv(const std::vector<SweepCase>& cases);
+std::string sweep_rows_csv(const std::vector<SweepRow>& rows);
+nlohmann::ordered_json sweep_json(const ScenarioConfig& cfg, const std::vector<SweepRow>& rows,
+                                  const std::vector<SweepCase>& cases);
+
+}  // namespace fabsim

@@ -1,0 +1,219 @@
+// Collective expansion; see collective.h.
+#include "workload/collective.h"
+
+#include <algorithm>  // min
+#include <array>      // name table
+
+namespace fabsim {
+namespace {
+
+struct Named {
+  Collective c;
+  const char* name;
+};
+constexpr std::array<Named, 7> kNames{{{Collective::kAllReduceRing, "allreduce_ring"},
+                                       {Collective::kAllReduceTree, "allreduce_tree"},
+                                       {Collective::kAllToAll, "alltoall"},
+                                       {Collective::kAllToAllPairwise, "alltoall_pairwise"},
+                                       {Collective::kAllGather, "allgather"},
+                                       {Collective::kReduceScatter, "reducescatter"},
+                                       {Collective::kSendRecv, "sendrecv"}}};
+
+// Chunk c of S split into n nearly equal parts (the first S mod n get one byte more).
+int64_t part(int64_t bytes, int n, int c) {
+  return bytes / n + (c < static_cast<int>(bytes % n) ? 1 : 0);
+}
+
+int mod(int a, int n) { return ((a % n) + n) % n; }
+
+// Ring over ranks 0..n-1 for `steps` steps; step 0 sends chunk first_chunk(r), later steps
+// forward what arrived. Appends to `out`; the first step may depend on `after` (a whole phase).
+void ring(std::vector<Transfer>& out, int n, int64_t bytes, int steps, int step0,
+          int chunk_shift, const std::vector<uint32_t>& after) {
+  const auto base = static_cast<uint32_t>(out.size());
+  for (int s = 0; s < steps; ++s) {
+    for (int r = 0; r < n; ++r) {
+      Transfer t;
+      t.src = static_cast<uint32_t>(r);
+      t.dst = static_cast<uint32_t>((r + 1) % n);
+      t.bytes = part(bytes, n, mod(r - s + chunk_shift, n));
+      t.step = step0 + s;
+      if (s > 0) {
+        t.deps.push_back(base + static_cast<uint32_t>((s - 1) * n + mod(r - 1, n)));
+      } else if (!after.empty()) {
+        // The first step of a second phase continues the ring: rank r's last receive.
+        t.deps.push_back(after[static_cast<size_t>(mod(r - 1, n))]);
+      }
+      out.push_back(std::move(t));
+    }
+  }
+}
+
+void tree_allreduce(std::vector<Transfer>& out, int n, int64_t bytes, int64_t chunk) {
+  const std::vector<int> parent = btree_parents(n);
+  std::vector<std::vector<int>> children(n);
+  for (int p = 1; p < n; ++p) children[parent[p]].push_back(p);
+  for (int tree = 0; tree < 2; ++tree) {
+    const int64_t data = tree == 0 ? bytes - bytes / 2 : bytes / 2;
+    if (data == 0) continue;
+    const int64_t chunks = (data + chunk - 1) / chunk;
+    for (int64_t j = 0; j < chunks; ++j) {
+      const int64_t size = std::min(chunk, data - j * chunk);
+      // Reduce towards the root, children before parents (deepest first).
+      std::vector<uint32_t> up(n, 0);  // position -> transfer carrying chunk j to its parent
+      std::vector<int> order;          // positions in breadth-first order from the root
+      order.push_back(0);
+      for (size_t i = 0; i < order.size(); ++i) {
+        for (int c : children[order[i]]) order.push_back(c);
+      }
+      for (size_t i = order.size(); i-- > 1;) {
+        const int p = order[i];
+        Transfer t;
+        t.src = static_cast<uint32_t>(tree_rank(tree, p, n));
+        t.dst = static_cast<uint32_t>(tree_rank(tree, parent[p], n));
+        t.bytes = size;
+        t.step = static_cast<int32_t>(j);
+        for (int c : children[p]) t.deps.push_back(up[c]);
+        up[p] = static_cast<uint32_t>(out.size());
+        out.push_back(std::move(t));
+      }
+      // Broadcast from the root once the root has every child's contribution.
+      std::vector<uint32_t> down(n, 0);  // position -> transfer bringing the result to it
+      for (size_t i = 1; i < order.size(); ++i) {
+        const int p = order[i];
+        const int q = parent[p];
+        Transfer t;
+        t.src = static_cast<uint32_t>(tree_rank(tree, q, n));
+        t.dst = static_cast<uint32_t>(tree_rank(tree, p, n));
+        t.bytes = size;
+        t.step = static_cast<int32_t>(j);
+        if (q == 0) {
+          for (int c : children[0]) t.deps.push_back(up[c]);
+        } else {
+          t.deps.push_back(down[q]);
+        }
+        down[p] = static_cast<uint32_t>(out.size());
+        out.push_back(std::move(t));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const char* collective_name(Collective c) {
+  for (const auto& n : kNames) {
+    if (n.c == c) return n.name;
+  }
+  return "?";
+}
+
+bool parse_collective(const std::string& name, Collective* out) {
+  if (name == "allreduce") {
+    *out = Collective::kAllReduceRing;
+    return true;
+  }
+  for (const auto& n : kNames) {
+    if (name == n.name) {
+      *out = n.c;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<int> btree_parents(int n) {
+  std::vector<int> parent(n, -1);
+  for (int p = 1; p < n; ++p) {
+    const int low = p & -p;               // lowest set bit: the node's level
+    int up = (p ^ low) | (low << 1);      // clear it and set the next: the parent one level up
+    if (up >= n) up = p ^ low;            // beyond the end: the nearest ancestor below
+    parent[p] = up;
+  }
+  return parent;
+}
+
+int tree_rank(int tree, int position, int n) {
+  if (tree == 0) return position;
+  return n % 2 == 0 ? (position + 1) % n : n - 1 - position;
+}
+
+std::vector<Transfer> expand_collective(Collective c, int n, int64_t bytes,
+                                        const CollectiveOptions& opt) {
+  std::vector<Transfer> out;
+  switch (c) {
+    case Collective::kAllReduceRing: {
+      ring(out, n, bytes, n - 1, 0, 0, {});
+      std::vector<uint32_t> last(n);
+      for (int r = 0; r < n; ++r) last[r] = static_cast<uint32_t>((n - 2) * n + r);
+      // All-gather: rank r now owns reduced chunk r+1 and circulates it.
+      ring(out, n, bytes, n - 1, n - 1, 1, last);
+      break;
+    }
+    case Collective::kReduceScatter:
+      ring(out, n, bytes, n - 1, 0, 0, {});
+      break;
+    case Collective::kAllGather:
+      ring(out, n, bytes, n - 1, 0, 0, {});
+      break;
+    case Collective::kAllReduceTree:
+      tree_allreduce(out, n, bytes, opt.tree_chunk);
+      break;
+    case Collective::kAllToAll:
+      for (int r = 0; r < n; ++r) {
+        for (int k = 1; k < n; ++k) {
+          Transfer t;
+          t.src = static_cast<uint32_t>(r);
+          t.dst = static_cast<uint32_t>((r + k) % n);
+          t.bytes = part(bytes, n, (r + k) % n);
+          out.push_back(std::move(t));
+        }
+      }
+      break;
+    case Collective::kAllToAllPairwise:
+      for (int k = 1; k < n; ++k) {
+        for (int r = 0; r < n; ++r) {
+          Transfer t;
+          t.src = static_cast<uint32_t>(r);
+          t.dst = static_cast<uint32_t>((r + k) % n);
+          t.bytes = part(bytes, n, (r + k) % n);
+          t.step = k - 1;
+          if (k > 1) {
+            const auto prev = static_cast<uint32_t>((k - 2) * n);
+            t.deps.push_back(prev + static_cast<uint32_t>(r));                // my last send
+            t.deps.push_back(prev + static_cast<uint32_t>(mod(r - (k - 1), n)));  // my last receive
+          }
+          out.push_back(std::move(t));
+        }
+      }
+      break;
+    case Collective::kSendRecv: {
+      Transfer t;
+      t.src = opt.send_rank;
+      t.dst = opt.recv_rank;
+      t.bytes = bytes;
+      out.push_back(std::move(t));
+      break;
+    }
+  }
+  return out;
+}
+
+double bus_factor(Collective c, int n) {
+  const double dn = n;
+  switch (c) {
+    case Collective::kAllReduceRing:
+    case Collective::kAllReduceTree:
+      return 2 * (dn - 1) / dn;
+    case Collective::kAllToAll:
+    case Collective::kAllToAllPairwise:
+    case Collective::kAllGather:
+    case Collective::kReduceScatter:
+      return (dn - 1) / dn;
+    case Collective::kSendRecv:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+}  // namespace fabsim

@@ -1,0 +1,64 @@
+// Collectives expanded into transfers with dependencies (DESIGN.md "Workloads"; REFERENCE.md §6).
+// A transfer is one flow from one rank to another; it may start once every transfer it depends
+// on has been delivered (plus the job's per-step software latency). Ranks are indices into the
+// job's GPU list, and ring order is that list's order.
+//  - ring AllReduce: reduce-scatter then all-gather, 2(n-1) steps of S/n per rank; rank r's step
+//    s sends what it received at step s-1 (from r-1) on to r+1.
+//  - double-binary-tree AllReduce: two complementary binary trees, each reducing then
+//    broadcasting half of S in pipelined chunks (NCCL 2.4 design).
+//  - AllToAll: every rank sends S/n to every other rank, all at once (as NCCL issues it), or in
+//    n-1 pairwise rounds (round k: r -> r+k), each round after the rank's previous send and
+//    receive.
+//  - AllGather, ReduceScatter: ring, n-1 steps of S/n (S is the total array, nccl-tests).
+//  - SendRecv: one transfer of S bytes.
+#pragma once
+
+#include <cstdint>  // sizes
+#include <string>   // names
+#include <vector>   // transfers
+
+namespace fabsim {
+
+enum class Collective : uint8_t {
+  kAllReduceRing,
+  kAllReduceTree,
+  kAllToAll,
+  kAllToAllPairwise,
+  kAllGather,
+  kReduceScatter,
+  kSendRecv,
+};
+
+/// Names used in scenarios: allreduce_ring, allreduce_tree, alltoall, alltoall_pairwise,
+/// allgather, reducescatter, sendrecv. `allreduce` is accepted for allreduce_ring.
+const char* collective_name(Collective c);
+bool parse_collective(const std::string& name, Collective* out);
+
+struct Transfer {
+  uint32_t src = 0;  // rank
+  uint32_t dst = 0;  // rank
+  int64_t bytes = 0;
+  int32_t step = 0;               // ring step, pairwise round or tree chunk
+  std::vector<uint32_t> deps;     // transfers (indices in the plan) that must be delivered first
+};
+
+struct CollectiveOptions {
+  int64_t tree_chunk = 1 << 20;  // bytes per pipelined tree chunk
+  uint32_t send_rank = 0;        // SendRecv source rank
+  uint32_t recv_rank = 1;        // SendRecv destination rank
+};
+
+/// Expands a collective over `n` >= 2 ranks on `bytes` (nccl-tests' S) into transfers.
+std::vector<Transfer> expand_collective(Collective c, int n, int64_t bytes,
+                                        const CollectiveOptions& opt = {});
+
+/// nccl-tests bus-bandwidth factor: busbw = algbw x factor (REFERENCE.md §6.4).
+double bus_factor(Collective c, int n);
+
+/// Parent of each position in the NCCL-style in-order binary tree over n positions (root 0,
+/// parent -1); the second tree of a double binary tree maps position p to rank (p + 1) mod n
+/// for even n and n - 1 - p for odd n, so most interior ranks of one are leaves of the other.
+std::vector<int> btree_parents(int n);
+int tree_rank(int tree, int position, int n);
+
+}  // namespace fabsim
