@@ -333,9 +333,25 @@ void apply_override(toml::table& root, const std::string& assignment, const std:
   size_t start = 0;
   for (;;) {
     const auto dot = key.find('.', start);
-    const std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    // An optional index selects one table of an array of tables: jobs[0].
+    long index = -1;
+    if (const auto br = part.find('['); br != std::string::npos && part.back() == ']') {
+      try {
+        index = std::stol(part.substr(br + 1, part.size() - br - 2));
+      } catch (const std::exception&) {
+        index = -2;
+      }
+      if (index < 0) {
+        throw ConfigError(fmt::format("{}: key '{}': '{}' has a bad index", origin, key, part));
+      }
+      part = part.substr(0, br);
+    }
     if (part.empty()) throw ConfigError(fmt::format("{}: key '{}': empty path element", origin, key));
     if (dot == std::string::npos) {
+      if (index >= 0) {
+        throw ConfigError(fmt::format("{}: key '{}': the last element cannot be indexed", origin, key));
+      }
       try {
         auto parsed = toml::parse("v = " + value);
         t->insert_or_assign(part, *parsed.get("v"));
@@ -345,14 +361,23 @@ void apply_override(toml::table& root, const std::string& assignment, const std:
       return;
     }
     auto* next = t->get(part);
-    if (next == nullptr) {
-      t->insert(part, toml::table{});
-      next = t->get(part);
+    if (index >= 0) {
+      auto* arr = next == nullptr ? nullptr : next->as_array();
+      if (arr == nullptr || static_cast<size_t>(index) >= arr->size() || !(*arr)[index].is_table()) {
+        throw ConfigError(fmt::format("{}: key '{}': '{}' has no table number {}", origin, key,
+                                      part, index));
+      }
+      t = (*arr)[index].as_table();
+    } else {
+      if (next == nullptr) {
+        t->insert(part, toml::table{});
+        next = t->get(part);
+      }
+      if (!next->is_table()) {
+        throw ConfigError(fmt::format("{}: key '{}': '{}' is not a table", origin, key, part));
+      }
+      t = next->as_table();
     }
-    if (!next->is_table()) {
-      throw ConfigError(fmt::format("{}: key '{}': '{}' is not a table", origin, key, part));
-    }
-    t = next->as_table();
     start = dot + 1;
   }
 }
