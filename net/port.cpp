@@ -83,7 +83,10 @@ Packet* EgressPort::select() {
 void EgressPort::start(Packet* p) {
   tx_ = p;
   owner_->on_dequeue(index_, *p);
-  sim_.schedule(sim_.now() + link_->serialization(*p), this, kTxDone);
+  const Time ser = link_->serialization(*p);
+  busy_ += ser;
+  tx_end_ = sim_.now() + ser;
+  sim_.schedule(tx_end_, this, kTxDone);
 }
 
 void EgressPort::on_event(uint32_t tag, uint32_t gen) {

@@ -53,6 +53,8 @@ class EgressPort : public EventTarget {
   size_t queued_packets(uint8_t cls) const { return q_[cls].size(); }
   Link* link() const { return link_; }
   uint16_t index() const { return index_; }
+  /// Time spent transmitting up to `now`, including the part of a frame on the wire.
+  Time busy_time(Time now) const { return busy_ - (tx_ != nullptr && tx_end_ > now ? tx_end_ - now : Time()); }
   PortCounters& counters() { return counters_; }
   const PortCounters& counters() const { return counters_; }
   /// Closes open pause intervals at the end of a run and returns queued packets to the pool.
@@ -83,6 +85,8 @@ class EgressPort : public EventTarget {
   std::array<Time, kNumClasses> paused_since_{};
   Timer pause_timer_;
   Packet* tx_ = nullptr;
+  Time tx_end_;
+  Time busy_;  // serialization time of every frame started
   PortCounters counters_;
 };
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>  // effective scenario
 
 #include "core/units.h"
+#include "net/sampler.h"
 #include "transport/flow.h"
 #include "workload/job.h"
 
@@ -53,6 +54,14 @@ struct RunResult {
   NetworkTotals totals;
   std::vector<PortReport> ports;  // ports with pauses, drops or marks
   std::vector<JobResult> jobs;    // workload kind "jobs"
+  struct Series {
+    std::string node;
+    uint16_t port = 0;
+    Rate rate;
+  };
+  std::vector<Series> series;    // sampled ports (output.sample_interval)
+  std::vector<PortSample> samples;
+  Time sample_interval;
   std::string transport_kind;
   std::vector<std::pair<std::string, uint64_t>> transport_counters;
   uint64_t packets_live_at_end = 0;  // packets not returned to the pool (should be 0)

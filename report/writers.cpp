@@ -184,6 +184,27 @@ std::string flows_csv(const RunResult& r) {
   return out;
 }
 
+std::string timeseries_csv(const RunResult& r) {
+  // Utilisation of a sample = fraction of the time since the previous sample of the same port
+  // that its link was transmitting (preamble and gap included: 1.0 is line rate).
+  std::string out = "time_ps,node,port,queue_bytes,tx_bytes,utilization\n";
+  std::vector<Time> last_busy(r.series.size());
+  std::vector<int64_t> last_t(r.series.size(), -1);
+  for (const auto& s : r.samples) {
+    const auto& ser = r.series[s.series];
+    double util = 0;
+    if (last_t[s.series] >= 0 && s.time.ps() > last_t[s.series]) {
+      util = static_cast<double>((s.busy - last_busy[s.series]).ps()) /
+             static_cast<double>(s.time.ps() - last_t[s.series]);
+    }
+    last_busy[s.series] = s.busy;
+    last_t[s.series] = s.time.ps();
+    out += fmt::format("{},{},{},{},{},{:.4f}\n", s.time.ps(), ser.node, ser.port, s.queue_bytes,
+                       s.tx_bytes, util);
+  }
+  return out;
+}
+
 std::string trace_csv(const RunResult& r) {
   std::string out = "time_ps,flow,event,seq,bytes\n";
   for (const auto& e : r.trace) {
@@ -275,6 +296,7 @@ void write_results(const RunResult& r, const std::string& dir, bool flows) {
   write_file(d / "summary.json", summary_json(r).dump(2) + "\n");
   if (flows) write_file(d / "flows.csv", flows_csv(r));
   if (!r.trace.empty()) write_file(d / "trace.csv", trace_csv(r));
+  if (!r.samples.empty()) write_file(d / "timeseries.csv", timeseries_csv(r));
 }
 
 }  // namespace fabsim

@@ -39,6 +39,8 @@ JobsSummary summarize_jobs(const RunResult& r);
 nlohmann::ordered_json summary_json(const RunResult& r);
 std::string flows_csv(const RunResult& r);
 std::string trace_csv(const RunResult& r);
+/// Sampled ports: time, node, port, queued data bytes, utilisation since the previous sample.
+std::string timeseries_csv(const RunResult& r);
 /// The table `fabsim run` prints.
 std::string summary_table(const RunResult& r);
 

@@ -40,6 +40,25 @@ Run::Run(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), net_(sim_) {
     transport_ = std::make_unique<DatagramTransport>(net_, flows_, dg);
   }
   driver_ = std::make_unique<FlowDriver>(sim_, flows_, *transport_);
+  if (cfg_.output.sample_interval > Time()) {
+    sampler_ = std::make_unique<PortSampler>(sim_, cfg_.output.sample_interval);
+    const std::string& which = cfg_.output.sample_ports;
+    for (size_t l = 0; l < topo_.leaf_switches.size(); ++l) {
+      const Switch& sw = net_.sw(topo_.leaf_switches[l]);
+      std::vector<bool> up(sw.port_count(), false);
+      for (uint16_t p : topo_.leaf_uplinks[l]) up[p] = true;
+      for (uint16_t p = 0; p < sw.port_count(); ++p) {
+        if (which == "all" || (which == "uplinks") == up[p]) sampler_->add(sw.name(), sw.port(p));
+      }
+    }
+    if (which == "all") {
+      for (uint32_t s : topo_.spine_switches) {
+        const Switch& sw = net_.sw(s);
+        for (uint16_t p = 0; p < sw.port_count(); ++p) sampler_->add(sw.name(), sw.port(p));
+      }
+    }
+    sampler_->start();
+  }
 
   std::vector<FlowSpec> specs;
   const auto& w = cfg_.workload;
@@ -101,6 +120,11 @@ RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
   r.trace = flows_.trace_events();
   r.all_done = flows_.completed() == flows_.size() && (!jobs_ || jobs_->all_done());
   if (jobs_) r.jobs = jobs_->results();
+  if (sampler_) {
+    for (const auto& s : sampler_->series()) r.series.push_back({s.node, s.port, s.rate});
+    r.samples = sampler_->samples();
+    r.sample_interval = sampler_->interval();
+  }
   r.wall_seconds = std::chrono::duration<double>(wall1 - wall0).count();
   r.transport_kind = cfg_.transport.kind;
   r.transport_counters = transport_->counters();

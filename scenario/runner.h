@@ -44,6 +44,7 @@ class Run : public FlowObserver {
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<FlowDriver> driver_;
   std::unique_ptr<JobRunner> jobs_;
+  std::unique_ptr<PortSampler> sampler_;
 };
 
 /// Loads nothing: builds and runs `cfg` in one call.

@@ -474,6 +474,11 @@ void load_output(Section& s, OutputConfig& o) {
   o.flows_csv = s.boolean("flows_csv", true, "write flows.csv (one row per flow)");
   o.trace = s.boolean("trace", false, "write trace.csv (per-packet events of traced flows)");
   o.trace_flows = s.integers("trace_flows", {}, 0, kMaxInt, "flows to trace (empty = all)");
+  o.sample_interval = s.time("sample_interval", Time(),
+                             "record queue depth and link utilisation every interval into "
+                             "timeseries.csv (0 = off)");
+  o.sample_ports = s.choice("sample_ports", "uplinks", {"uplinks", "downlinks", "all"},
+                            "ports sampled: leaf uplinks, switch ports towards hosts, or all");
 }
 
 template <typename Kinds, typename Fn>

@@ -62,7 +62,8 @@ struct OutputConfig {
   bool flows_csv = true;
   bool trace = false;
   std::vector<int64_t> trace_flows;  // empty = every flow when trace is on
-  Time progress_interval = Time::ms(0);
+  Time sample_interval;            // 0 = no time series
+  std::string sample_ports = "uplinks";  // uplinks | downlinks | all
 };
 
 struct ScenarioConfig {

@@ -8,9 +8,12 @@
 #include <filesystem>  // output directories
 #include <fstream>     // result files
 #include <stdexcept>   // write errors
+#include <cstdlib>     // system (plot script)
+#include <unistd.h>    // getpid (temporary script name)
 #include <string>     // arguments
 #include <vector>     // overrides
 
+#include "plot_script.h"
 #include "report/writers.h"
 #include "scenario/sweep.h"
 #include "scenario/runner.h"
@@ -105,6 +108,26 @@ int sweep_command(const ScenarioConfig& cfg, const std::string& out, unsigned th
   return 0;
 }
 
+// Runs the embedded matplotlib script with Debian's interpreter (the python3 first on PATH may
+// not see python3-matplotlib).
+int plot_command(const std::vector<std::string>& dirs, const std::string& out) {
+  for (const auto& d : dirs) {
+    if (!std::filesystem::is_directory(d)) throw std::runtime_error(d + ": not a result directory");
+  }
+  const std::string python = "/usr/bin/python3";
+  if (!std::filesystem::exists(python)) {
+    throw std::runtime_error(python + " not found: install python3-matplotlib (make deps)");
+  }
+  const auto script = std::filesystem::temp_directory_path() /
+                      ("fabsim-plot-" + std::to_string(::getpid()) + ".py");
+  write_text(script.string(), kPlotScript);
+  std::string cmd = python + " '" + script.string() + "' '" + (out.empty() ? dirs.front() + "/plots" : out) + "'";
+  for (const auto& d : dirs) cmd += " '" + d + "'";
+  const int rc = std::system(cmd.c_str());
+  std::filesystem::remove(script);
+  return rc == 0 ? 0 : 1;
+}
+
 int run_command(const std::string& file, const std::vector<std::string>& sets,
                 const std::string& out, const uint64_t* seed, unsigned threads) {
   const ScenarioConfig cfg = load_scenario(file, sets, seed);
@@ -153,6 +176,12 @@ int main(int argc, char** argv) {
 
   auto* list = app.add_subcommand("list", "topologies, transports, policies and parameters");
 
+  std::vector<std::string> plot_dirs;
+  std::string plot_out;
+  auto* plot = app.add_subcommand("plot", "draw JCT vs size, FCT CDF and time series (PNG, SVG)");
+  plot->add_option("results", plot_dirs, "result directories written by run --out")->required();
+  plot->add_option("--out", plot_out, "where to write the figures (default FIRST_DIR/plots)");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (run->parsed()) {
@@ -168,6 +197,7 @@ int main(int argc, char** argv) {
       print_catalogue();
       return 0;
     }
+    if (plot->parsed()) return plot_command(plot_dirs, plot_out);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "fabsim: error: %s\n", e.what());
     return 2;
