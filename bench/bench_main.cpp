@@ -27,35 +27,25 @@ class Sink : public EventTarget {
 };
 
 // Hold model: a heap of N pending events; each pop schedules one new event a random
-// 0..1 us later, as a busy component re-arms itself.
-void BM_SchedulerHold(benchmark::State& state) {
+// 0..1 us later, as a busy component re-arms itself. With `replace_top` the re-arm fills the
+// popped root, as the simulation loop does (Scheduler::take_top).
+template <bool replace_top>
+void BM_Hold(benchmark::State& state) {
   const auto n = static_cast<size_t>(state.range(0));
   Scheduler s;
   Sink sink;
   Rng rng(1, 1);
   for (size_t i = 0; i < n; ++i) s.schedule(Time::ps(static_cast<int64_t>(rng.below(1000000))), &sink, 1);
   for (auto _ : state) {
-    const Event e = s.pop();
+    const Event e = replace_top ? s.take_top() : s.pop();
     s.schedule(e.time() + Time::ps(static_cast<int64_t>(rng.below(1000000))), &sink, 1);
+    if (replace_top) s.close_hole();
   }
   state.SetItemsProcessed(state.iterations());
 }
+void BM_SchedulerHold(benchmark::State& state) { BM_Hold<false>(state); }
+void BM_SchedulerHoldReplaceTop(benchmark::State& state) { BM_Hold<true>(state); }
 BENCHMARK(BM_SchedulerHold)->Arg(64)->Arg(1024)->Arg(16384)->Arg(262144);
-
-// The same hold model as the simulation loop runs it: the handler's re-arm fills the root.
-void BM_SchedulerHoldReplaceTop(benchmark::State& state) {
-  const auto n = static_cast<size_t>(state.range(0));
-  Scheduler s;
-  Sink sink;
-  Rng rng(1, 1);
-  for (size_t i = 0; i < n; ++i) s.schedule(Time::ps(static_cast<int64_t>(rng.below(1000000))), &sink, 1);
-  for (auto _ : state) {
-    const Event e = s.take_top();
-    s.schedule(e.time() + Time::ps(static_cast<int64_t>(rng.below(1000000))), &sink, 1);
-    s.close_hole();
-  }
-  state.SetItemsProcessed(state.iterations());
-}
 BENCHMARK(BM_SchedulerHoldReplaceTop)->Arg(64)->Arg(1024)->Arg(16384)->Arg(262144);
 
 int run_scenario_bench(const std::string& file, const std::vector<std::string>& sets) {

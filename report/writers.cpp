@@ -65,8 +65,6 @@ JobsSummary summarize_jobs(const RunResult& r) {
       s.collective = collective_name(op.collective);
       s.ranks = slowest->ranks;
       s.op_time = s.max_jct;
-      const double factor = bus_factor(op.collective, slowest->ranks);
-      (void)factor;
     }
   }
   if (collectives > 0 && s.max_jct > Time()) {

@@ -26,6 +26,15 @@ int64_t part(int64_t bytes, int n, int c) {
 
 int mod(int a, int n) { return ((a % n) + n) % n; }
 
+// Rank r's block for rank r + k (AllToAll): S/n bytes.
+Transfer to_peer(int r, int k, int n, int64_t bytes) {
+  Transfer t;
+  t.src = static_cast<uint32_t>(r);
+  t.dst = static_cast<uint32_t>((r + k) % n);
+  t.bytes = part(bytes, n, (r + k) % n);
+  return t;
+}
+
 // Ring over ranks 0..n-1 for `steps` steps; step 0 sends chunk first_chunk(r), later steps
 // forward what arrived. Appends to `out`; the first step may depend on `after` (a whole phase).
 void ring(std::vector<Transfer>& out, int n, int64_t bytes, int steps, int step0,
@@ -161,22 +170,13 @@ std::vector<Transfer> expand_collective(Collective c, int n, int64_t bytes,
       break;
     case Collective::kAllToAll:
       for (int r = 0; r < n; ++r) {
-        for (int k = 1; k < n; ++k) {
-          Transfer t;
-          t.src = static_cast<uint32_t>(r);
-          t.dst = static_cast<uint32_t>((r + k) % n);
-          t.bytes = part(bytes, n, (r + k) % n);
-          out.push_back(std::move(t));
-        }
+        for (int k = 1; k < n; ++k) out.push_back(to_peer(r, k, n, bytes));
       }
       break;
     case Collective::kAllToAllPairwise:
       for (int k = 1; k < n; ++k) {
         for (int r = 0; r < n; ++r) {
-          Transfer t;
-          t.src = static_cast<uint32_t>(r);
-          t.dst = static_cast<uint32_t>((r + k) % n);
-          t.bytes = part(bytes, n, (r + k) % n);
+          Transfer t = to_peer(r, k, n, bytes);
           t.step = k - 1;
           if (k > 1) {
             const auto prev = static_cast<uint32_t>((k - 2) * n);
