@@ -67,7 +67,7 @@ class Section {
   /// An array of tables ([[key]]); empty when absent.
   std::vector<Section> tables(std::string_view key, std::string_view doc);
   bool has(std::string_view key) const;
-  /// True if `key` holds the string `value` (e.g. a "$size" placeholder).
+  /// True if `key` holds the string `value` (e.g. the sweep variable "$size").
   bool is_text(std::string_view key, std::string_view value) const;
   /// A list of strings (empty when absent).
   std::vector<std::string> strings(std::string_view key, std::string_view doc);

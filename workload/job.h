@@ -21,7 +21,7 @@ struct OpSpec {
   int64_t bytes = 0;     // nccl-tests S
   Time duration;         // compute gap
   CollectiveOptions options;
-  // Placeholders filled per case by a sweep ("$collective", "$size" in a scenario).
+  // Sweep variables ("$collective", "$size" in a scenario), filled in for each case.
   bool sweep_collective = false;
   bool sweep_bytes = false;
 };
