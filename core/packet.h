@@ -3,6 +3,7 @@
 // written through typed accessors, so the struct does not grow with every protocol.
 #pragma once
 
+#include <cstddef>      // size_t
 #include <cstdint>      // fixed-width fields
 #include <cstring>      // memcpy for the protocol area
 #include <type_traits>  // is_trivially_copyable
@@ -42,7 +43,7 @@ struct Packet {
   PacketType type = PacketType::kData;
   uint8_t tclass = 0;        // traffic class 0..7
   Ecn ecn = Ecn::kNotEct;
-  uint8_t flags = 0;         // transport-defined bits
+  uint8_t flags = 0;         // transport-defined bits, and kFabricHeader
   alignas(8) unsigned char ext[32] = {};  // protocol-specific area
 
   template <typename T>
@@ -57,7 +58,24 @@ struct Packet {
     static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= sizeof(ext));
     std::memcpy(ext, &v, sizeof(T));
   }
+  template <typename T, size_t Offset>
+  T get_ext_at() const {
+    static_assert(std::is_trivially_copyable_v<T> && Offset + sizeof(T) <= sizeof(ext));
+    T out;
+    std::memcpy(&out, ext + Offset, sizeof(T));
+    return out;
+  }
+  template <typename T, size_t Offset>
+  void set_ext_at(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T> && Offset + sizeof(T) <= sizeof(ext));
+    std::memcpy(ext + Offset, &v, sizeof(T));
+  }
 };
+
+/// Packet::flags bit set while a fabric header (GSE) is on the packet; the header's fields live
+/// in the second half of the protocol area, so transports keep the first half.
+inline constexpr uint8_t kFabricHeader = 0x80;
+inline constexpr size_t kFabricExtOffset = 16;
 
 /// The protocol area of a PFC frame: one class per frame; quanta 0 means XON (resume).
 struct PfcInfo {

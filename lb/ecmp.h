@@ -15,7 +15,7 @@ uint64_t five_tuple_hash(const Packet& p, uint64_t seed);
 class EcmpSelector : public PathSelector {
  public:
   explicit EcmpSelector(uint64_t seed) : seed_(seed) {}
-  uint16_t select(const Packet& p, const uint16_t* ports, uint32_t n) override {
+  uint16_t select(Packet& p, const uint16_t* ports, uint32_t n) override {
     return ports[five_tuple_hash(p, seed_) % n];
   }
 

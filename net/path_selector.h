@@ -12,8 +12,21 @@ namespace fabsim {
 class PathSelector {
  public:
   virtual ~PathSelector() = default;
-  /// Chooses one of `n` (> 1) candidate egress ports for `p`.
-  virtual uint16_t select(const Packet& p, const uint16_t* ports, uint32_t n) = 0;
+  /// Chooses one of `n` candidate egress ports for `p`; it may stamp fabric headers on `p`
+  /// (GSE). Called for n > 1, and also for n == 1 when sees_single_paths().
+  virtual uint16_t select(Packet& p, const uint16_t* ports, uint32_t n) = 0;
+  virtual bool sees_single_paths() const { return false; }
+};
+
+/// A stage after path selection and before buffer admission (GSE's destination edge, meters).
+/// Returning false means the extension keeps the packet and hands it back later with
+/// Switch::inject (a reorder buffer).
+class SwitchExtension {
+ public:
+  virtual ~SwitchExtension() = default;
+  virtual bool on_forward(Packet& p, uint16_t in_port, uint16_t out_port) = 0;
+  /// End of run: return held packets to the pool.
+  virtual void finish() {}
 };
 
 }  // namespace fabsim

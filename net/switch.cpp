@@ -193,9 +193,23 @@ void Switch::receive(Packet* p, uint16_t in) {
   const RouteGroup g = groups_[route_group_[p->dst]];
   FABSIM_ASSERT(g.count > 0);
   const uint16_t* ports = &group_ports_[g.first];
-  const uint16_t out = g.count == 1 ? ports[0] : selector_->select(*p, ports, g.count);
-  EgressPort& egress = *ports_[out].egress;
+  const uint16_t out = g.count == 1 && !selector_->sees_single_paths()
+                           ? ports[0]
+                           : selector_->select(*p, ports, g.count);
   p->in_port = in;
+  for (auto& ext : extensions_) {
+    if (!ext->on_forward(*p, in, out)) return;  // held (e.g. a reorder buffer)
+  }
+  inject(p, out);
+}
+
+void Switch::finish_extensions() {
+  for (auto& ext : extensions_) ext->finish();
+}
+
+void Switch::inject(Packet* p, uint16_t out) {
+  const uint16_t in = p->in_port;
+  EgressPort& egress = *ports_[out].egress;
   if (p->tclass == kControlClass) {
     egress.enqueue(p);
     return;

@@ -29,6 +29,13 @@ class Switch : public Node, public EventTarget {
   /// Next-hop ports per destination host (index = host id); an empty set means unreachable.
   void set_routes(const std::vector<std::vector<uint16_t>>& per_host);
   void set_path_selector(std::unique_ptr<PathSelector> sel) { selector_ = std::move(sel); }
+  PathSelector* path_selector() const { return selector_.get(); }
+  /// Adds a stage between path selection and admission (run in the order added).
+  void add_extension(std::unique_ptr<SwitchExtension> ext) { extensions_.push_back(std::move(ext)); }
+  /// Admits and enqueues a packet an extension held (its in_port is already set).
+  void inject(Packet* p, uint16_t out_port);
+  /// End of run: extensions return what they hold.
+  void finish_extensions();
   /// Computes headroom and thresholds once all ports exist.
   void finalize();
 
@@ -89,6 +96,7 @@ class Switch : public Node, public EventTarget {
   std::vector<RouteGroup> groups_;
   std::vector<uint16_t> group_ports_;
   std::unique_ptr<PathSelector> selector_;
+  std::vector<std::unique_ptr<SwitchExtension>> extensions_;
   RedMarker marker_;
   int64_t total_headroom_ = 0;
   int64_t total_reserve_ = 0;

@@ -52,7 +52,9 @@ TopologyInfo build_leaf_spine(Network& net, const LeafSpineConfig& cfg, const Sw
   for (int l = 0; l < leaves; ++l) {
     for (int s = 0; s < cfg.spines; ++s) {
       for (int k = 0; k < cfg.links_per_spine; ++k) {
-        const auto [pl, ps] = net.connect(*leaf[l], *spine[s], fabric_link);
+        Link::Config link = fabric_link;
+        if (!cfg.spine_delays.empty()) link.delay = cfg.spine_delays[s];
+        const auto [pl, ps] = net.connect(*leaf[l], *spine[s], link);
         info.leaf_uplinks[l].push_back(pl);
         spine_ports[s][l].push_back(ps);
       }

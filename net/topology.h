@@ -29,6 +29,7 @@ struct LeafSpineConfig {
   Rate uplink_rate = Rate::gbps(400);
   Time host_link_delay = Time::us(1);
   Time fabric_link_delay = Time::us(1);
+  std::vector<Time> spine_delays;  // per spine, overrides fabric_link_delay (unequal paths)
 };
 
 struct SingleSwitchConfig {

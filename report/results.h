@@ -62,6 +62,7 @@ struct RunResult {
   std::vector<Series> series;    // sampled ports (output.sample_interval)
   std::vector<PortSample> samples;
   Time sample_interval;
+  nlohmann::ordered_json fabric;  // fabric kind, GSE and misordering figures
   std::string transport_kind;
   std::vector<std::pair<std::string, uint64_t>> transport_counters;
   uint64_t packets_live_at_end = 0;  // packets not returned to the pool (should be 0)

@@ -151,6 +151,7 @@ nlohmann::ordered_json summary_json(const RunResult& r) {
     }
     j["jobs"] = jobs;
   }
+  j["fabric"] = r.fabric;
   nlohmann::ordered_json tr = {{"kind", r.transport_kind}};
   for (const auto& [k, v] : r.transport_counters) tr[k] = v;
   j["transport"] = tr;
@@ -249,6 +250,16 @@ std::string summary_table(const RunResult& r) {
   row("retransmissions", fmt::format("{}", rtx));
   row("out-of-order arrivals", fmt::format("{}", ooo));
   for (const auto& [k, v] : r.transport_counters) row(r.transport_kind + " " + k, fmt::format("{}", v));
+  if (r.fabric.contains("misorder")) {
+    row("misordered pairs (%)", fmt::format("{:.3f}", 100 * r.fabric["misorder"]["fraction"].get<double>()));
+  }
+  if (r.fabric.contains("gse")) {
+    const auto& g = r.fabric["gse"];
+    row("gse containers", fmt::format("{}", g["containers"].get<uint64_t>()));
+    row("gse reorder held", fmt::format("{}", g["reorder_held"].get<uint64_t>()));
+    row("gse reorder timeouts", fmt::format("{}", g["reorder_timeouts"].get<uint64_t>()));
+    row("gse reorder peak (B)", fmt::format("{}", g["reorder_peak_bytes"].get<int64_t>()));
+  }
   if (!r.jobs.empty()) {
     const auto js = summarize_jobs(r);
     out += fmt::format("\n{:<12}{:>6}{:>16}{:>14}{:>14}\n", "job", "ranks", "JCT (us)", "algbw (GB/s)",

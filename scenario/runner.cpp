@@ -4,24 +4,34 @@
 #include <chrono>  // wall time for the (non-JSON) speed figures
 
 #include "lb/ecmp.h"
+#include "lb/spray.h"
+#include "net/meter.h"
 #include "transport/datagram.h"
 #include "transport/roce.h"
 
 namespace fabsim {
 namespace {
 
-SelectorFactory make_selector_factory(const ScenarioConfig& cfg) {
+uint64_t switch_seed(uint64_t seed, uint32_t switch_id) {
+  return splitmix64(seed ^ splitmix64(stream_id(StreamKind::kSwitch, switch_id)));
+}
+
+SelectorFactory make_selector_factory(const ScenarioConfig& cfg, const Simulation& sim) {
   const uint64_t seed = cfg.seed;
-  return [seed](uint32_t switch_id) -> std::unique_ptr<PathSelector> {
-    return std::make_unique<EcmpSelector>(
-        splitmix64(seed ^ splitmix64(stream_id(StreamKind::kSwitch, switch_id))));
+  const std::string policy = cfg.routing;
+  const Time gap = cfg.flowlet_gap;
+  return [seed, policy, gap, &sim](uint32_t switch_id) -> std::unique_ptr<PathSelector> {
+    const uint64_t s = switch_seed(seed, switch_id);
+    if (policy == "spray") return std::make_unique<SpraySelector>(s);
+    if (policy == "flowlet") return std::make_unique<FlowletSelector>(sim, s, gap);
+    return std::make_unique<EcmpSelector>(s);
   };
 }
 
 }  // namespace
 
 Run::Run(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), net_(sim_) {
-  const auto sel = make_selector_factory(cfg_);
+  const auto sel = make_selector_factory(cfg_, sim_);
   const auto& n = cfg_.network;
   if (cfg_.topology.kind == "single_switch") {
     topo_ = build_single_switch(net_, cfg_.topology.single_switch, n.sw, n.framing_bytes,
@@ -30,6 +40,7 @@ Run::Run(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), net_(sim_) {
     topo_ = build_leaf_spine(net_, cfg_.topology.leaf_spine, n.sw, n.framing_bytes,
                              n.loss_probability, sel);
   }
+  install_fabric();
   if (cfg_.transport.kind == "roce") {
     RoceConfig rc = cfg_.transport.roce;
     rc.wire = cfg_.transport.wire;
@@ -95,6 +106,79 @@ Run::Run(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), net_(sim_) {
 
 Run::~Run() = default;
 
+// GSE roles (GSE-N2N: leaves are GSPs, spines GSFs) and the misordering meters at the leaves.
+void Run::install_fabric() {
+  const size_t leaves = topo_.leaf_switches.size();
+  for (size_t l = 0; l < leaves; ++l) {
+    Switch& sw = net_.sw(topo_.leaf_switches[l]);
+    std::vector<bool> uplink(sw.port_count(), false);
+    for (uint16_t p : topo_.leaf_uplinks[l]) uplink[p] = true;
+    std::vector<bool> host(sw.port_count());
+    for (size_t p = 0; p < host.size(); ++p) host[p] = !uplink[p];
+    if (cfg_.output.misorder) {
+      auto meter = std::make_unique<MisorderMeter>(host);
+      meters_.push_back(meter.get());
+      sw.add_extension(std::move(meter));
+    }
+    if (cfg_.fabric == "gse") {
+      auto src = std::make_unique<GseSourceSelector>(sw, cfg_.gse, uplink, switch_seed(cfg_.seed, sw.id()),
+                                                     cfg_.network.framing_bytes);
+      gse_sources_.push_back(src.get());
+      sw.set_path_selector(std::move(src));
+      auto reorder = std::make_unique<GseReorder>(sim_, sw, cfg_.gse, host);
+      gse_reorders_.push_back(reorder.get());
+      sw.add_extension(std::move(reorder));
+    }
+  }
+  if (cfg_.fabric == "gse") {
+    for (uint32_t s : topo_.spine_switches) {
+      net_.sw(s).set_path_selector(std::make_unique<GseCoreSelector>(switch_seed(cfg_.seed, s)));
+    }
+  }
+}
+
+nlohmann::ordered_json Run::fabric_stats() const {
+  nlohmann::ordered_json j = {{"kind", cfg_.fabric}, {"routing", cfg_.routing}};
+  if (!meters_.empty()) {
+    uint64_t pairs = 0;
+    uint64_t bad = 0;
+    for (const auto* m : meters_) {
+      pairs += m->pairs();
+      bad += m->misordered();
+    }
+    j["misorder"] = {{"pairs", pairs},
+                     {"misordered", bad},
+                     {"fraction", pairs > 0 ? static_cast<double>(bad) / static_cast<double>(pairs) : 0.0}};
+  }
+  if (cfg_.fabric == "gse") {
+    uint64_t containers = 0;
+    for (const auto* s : gse_sources_) containers += s->containers();
+    GseReorder::Stats t;
+    long double mean_bytes = 0;
+    const auto span = static_cast<long double>(sim_.now().ps());
+    for (const auto* r : gse_reorders_) {
+      const auto& st = r->stats();
+      t.packets += st.packets;
+      t.held += st.held;
+      t.timeouts += st.timeouts;
+      t.late += st.late;
+      t.peak_bytes = std::max(t.peak_bytes, st.peak_bytes);
+      t.peak_packets = std::max(t.peak_packets, st.peak_packets);
+      if (span > 0) mean_bytes += st.byte_time / span;
+    }
+    j["gse"] = {{"containers", containers},
+                {"reorder_packets", t.packets},
+                {"reorder_held", t.held},
+                {"reorder_timeouts", t.timeouts},
+                {"reorder_late", t.late},
+                {"reorder_peak_bytes", t.peak_bytes},
+                {"reorder_peak_packets", t.peak_packets},
+                {"reorder_mean_bytes_per_gsp",
+                 static_cast<double>(mean_bytes / static_cast<long double>(gse_reorders_.size()))}};
+  }
+  return j;
+}
+
 void Run::on_flow_done(uint32_t /*flow*/, Time /*at*/) {
   if (flows_.completed() == flows_.size()) sim_.stop();
 }
@@ -127,6 +211,7 @@ RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
   }
   r.wall_seconds = std::chrono::duration<double>(wall1 - wall0).count();
   r.transport_kind = cfg_.transport.kind;
+  r.fabric = fabric_stats();
   r.transport_counters = transport_->counters();
 
   net_.finish();

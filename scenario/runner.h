@@ -6,6 +6,8 @@
 
 #include "core/simulation.h"
 #include "net/network.h"
+#include "gse/gse.h"
+#include "net/meter.h"
 #include "net/topology.h"
 #include "report/results.h"
 #include "scenario/scenario.h"
@@ -19,6 +21,10 @@ namespace fabsim {
 class Run : public FlowObserver {
  public:
   explicit Run(const ScenarioConfig& cfg);
+ private:
+  void install_fabric();
+
+ public:
   ~Run() override;
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
@@ -34,6 +40,9 @@ class Run : public FlowObserver {
   const TopologyInfo& topology() const { return topo_; }
   const ScenarioConfig& config() const { return cfg_; }
   Transport& transport() { return *transport_; }
+  const std::vector<GseSourceSelector*>& gse_sources() const { return gse_sources_; }
+  const std::vector<GseReorder*>& gse_reorders() const { return gse_reorders_; }
+  nlohmann::ordered_json fabric_stats() const;
 
  private:
   ScenarioConfig cfg_;
@@ -45,6 +54,9 @@ class Run : public FlowObserver {
   std::unique_ptr<FlowDriver> driver_;
   std::unique_ptr<JobRunner> jobs_;
   std::unique_ptr<PortSampler> sampler_;
+  std::vector<MisorderMeter*> meters_;            // owned by their switches
+  std::vector<GseSourceSelector*> gse_sources_;   // owned by their switches
+  std::vector<GseReorder*> gse_reorders_;         // owned by their switches
 };
 
 /// Loads nothing: builds and runs `cfg` in one call.

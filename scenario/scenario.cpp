@@ -32,7 +32,17 @@ void load_leaf_spine(Section& s, TopologyConfig& t) {
   c.uplink_rate = s.rate("uplink_rate", Rate::gbps(400), "rate of each leaf-spine link");
   c.host_link_delay = s.time("host_link_delay", Time::us(1), "propagation delay NIC-leaf");
   c.fabric_link_delay = s.time("fabric_link_delay", Time::us(1), "propagation delay leaf-spine");
+  for (const auto& d : s.strings("spine_link_delays",
+                                 "per-spine leaf-spine delays (unequal paths); empty = all "
+                                 "fabric_link_delay")) {
+    const auto parsed = parse_time(d);
+    if (!parsed.ok()) s.fail("spine_link_delays", "a list of durations such as [\"1us\", \"2us\"]");
+    c.spine_delays.push_back(parsed.value);
+  }
   if (s.describing()) return;
+  if (!c.spine_delays.empty() && static_cast<int>(c.spine_delays.size()) != c.spines) {
+    s.fail("spine_link_delays", fmt::format("one delay per spine ({})", c.spines));
+  }
   if (c.servers_per_leaf > c.servers) {
     s.fail("servers_per_leaf", fmt::format("at most topology.servers = {}", c.servers));
   }
@@ -79,6 +89,12 @@ constexpr TopologyKind kTopologies[] = {
 void load_datagram(Section& s, TransportConfig& t) {
   t.datagram.rate = s.rate("rate", Rate(0), "sending rate of each flow", "the NIC line rate");
   t.datagram.ecn_capable = s.boolean("ecn_capable", true, "send packets as ECT so switches mark CE");
+  t.datagram.payload_min = s.bytes("payload_min", Bytes(0), Bytes(0), Bytes(65536),
+                                   "> 0: payload of each packet uniform in [payload_min, "
+                                   "payload] (varied packet sizes)").count();
+  if (!s.describing() && t.datagram.payload_min > t.wire.payload) {
+    s.fail("payload_min", "a size at most transport.payload");
+  }
 }
 
 void load_dcqcn(Section& d, DcqcnConfig& c, Rate line) {
@@ -180,6 +196,10 @@ struct PolicyKind {
 };
 constexpr PolicyKind kPolicies[] = {
     {"ecmp", "per-flow ECMP: 5-tuple hash with a per-switch seed derived from the run's seed"},
+    {"spray", "per-packet spraying: data packets round robin over the equal-cost ports"},
+    {"flowlet", "flowlet switching: a new random path after a gap of routing.flowlet_gap"},
+    {"gse (fabric.kind)", "GSE PKTC: containers sprayed over the uplinks, reordered at the "
+                          "destination leaf (docs/gse.md)"},
 };
 
 void load_permutation(Section& s, WorkloadConfig& w, const TopologyConfig& /*topo*/) {
@@ -479,6 +499,46 @@ void load_output(Section& s, OutputConfig& o) {
                              "timeseries.csv (0 = off)");
   o.sample_ports = s.choice("sample_ports", "uplinks", {"uplinks", "downlinks", "all"},
                             "ports sampled: leaf uplinks, switch ports towards hosts, or all");
+  o.misorder = s.boolean("misorder", false,
+                         "measure misordered adjacent packets at the destination leaves "
+                         "(before GSE reordering)");
+}
+
+void load_routing(Section& r, ScenarioConfig& c) {
+  c.routing = r.choice("policy", "ecmp", {"ecmp", "spray", "flowlet"},
+                             "ethernet path selection: per-flow ECMP, per-packet round-robin "
+                             "spraying, or flowlets");
+  c.flowlet_gap = r.time("flowlet_gap", Time::us(50), "gap that starts a new flowlet");
+}
+
+void load_fabric(Section& f, ScenarioConfig& c) {
+  c.fabric = f.choice("kind", "ethernet", {"ethernet", "gse"},
+                           "ethernet (routing.policy) or GSE (PKTC spraying, container "
+                           "reordering; seeds 000 and 002)");
+  auto g = f.table("gse", "GSE parameters (docs/gse.md)");
+  c.gse.enabled = c.fabric == "gse";
+  c.gse.header_bytes = g.integer("header_bytes", 16, 0, 256,
+                                 "GSE header bytes on the wire [UNVERIFIED]");
+  c.gse.container_bytes = g.bytes("container", Bytes(16384), Bytes(64), Bytes(1 << 30),
+                                  "container length in wire bytes (seed 002: 16 KB)").count();
+  c.gse.rule = g.choice("container_rule", "cumulative", {"cumulative", "overflow"},
+                        "cumulative: id = bytes before / length (seed 000); overflow: a packet "
+                        "that does not fit opens the next (seed 002)") == "overflow"
+                   ? ContainerRule::kOverflow
+                   : ContainerRule::kCumulative;
+  const auto path = g.choice("path", "index", {"index", "least_queued", "weighted"},
+                             "uplink per container: container id mod uplinks (seed 000), the "
+                             "least queued local uplink, or weighted round robin");
+  c.gse.path = path == "least_queued" ? ContainerPath::kLeastQueued
+               : path == "weighted"   ? ContainerPath::kWeighted
+                                      : ContainerPath::kIndex;
+  c.gse.reorder_timeout = g.time("reorder_timeout", Time::us(100),
+                                 "give up on a container that does not complete [UNVERIFIED]");
+  if (!g.describing() && c.gse.reorder_timeout.ps() <= 0) g.fail("reorder_timeout", "a positive duration");
+  g.finish();
+  if (!f.describing() && c.fabric == "gse" && c.topology.kind != "leaf_spine") {
+    f.fail("kind", "\"ethernet\" on a single switch (GSE needs leaves and spines)");
+  }
 }
 
 template <typename Kinds, typename Fn>
@@ -513,8 +573,11 @@ ScenarioConfig parse(const toml::table* root, const std::string& file) {
   net.finish();
 
   auto routing = top.table("routing", "path selection");
-  c.routing = routing.choice("policy", "ecmp", {"ecmp"}, "path-selection policy");
+  load_routing(routing, c);
   routing.finish();
+  auto fabric = top.table("fabric", "the fabric's forwarding model");
+  load_fabric(fabric, c);
+  fabric.finish();
 
   auto tr = top.table("transport", "host transport");
   c.transport.kind = tr.choice("kind", "datagram", {"datagram", "roce"}, "transport");
@@ -678,7 +741,12 @@ Catalogue describe_catalogue() {
     load_output(out, c.output);
     auto sw = s.table("sweep", "lists of cases, each an independent simulation");
     load_sweep(sw, c.sweep);
+    auto routing = s.table("routing", "path selection");
+    load_routing(routing, c);
+    auto fabric = s.table("fabric", "the fabric's forwarding model");
+    load_fabric(fabric, c);
   });
+
   cat.common = with_prefix(common, "");
   return cat;
 }

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>  // effective scenario
 
+#include "gse/gse.h"
 #include "net/switch_config.h"
 #include "net/topology.h"
 #include "scenario/reader.h"
@@ -63,6 +64,7 @@ struct OutputConfig {
   bool trace = false;
   std::vector<int64_t> trace_flows;  // empty = every flow when trace is on
   Time sample_interval;            // 0 = no time series
+  bool misorder = false;           // meter adjacent-pair misordering at destination leaves
   std::string sample_ports = "uplinks";  // uplinks | downlinks | all
 };
 
@@ -74,7 +76,10 @@ struct ScenarioConfig {
   Time stop_time;
   TopologyConfig topology;
   NetworkConfig network;
-  std::string routing = "ecmp";
+  std::string routing = "ecmp";    // ecmp | spray | flowlet (ethernet fabric)
+  Time flowlet_gap = Time::us(50);
+  std::string fabric = "ethernet";  // ethernet | gse
+  GseConfig gse;
   TransportConfig transport;
   WorkloadConfig workload;
   OutputConfig output;

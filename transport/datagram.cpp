@@ -2,6 +2,7 @@
 #include "transport/datagram.h"
 
 #include "core/assert.h"
+#include "core/rng.h"
 
 namespace fabsim {
 
@@ -15,6 +16,7 @@ class DatagramTransport::Flow : public TxSource, public Endpoint {
     endpoint_ = net.endpoints().add(this);
     Host& h = net.host(spec.src);
     rate_ = cfg.rate.bps() > 0 ? cfg.rate : h.rate();
+    if (cfg.payload_min > 0) rng_ = std::make_unique<Rng>(net.sim().rng(stream_id(StreamKind::kFlow, id)));
     framing_ = h.port().link()->config().framing_bytes;
   }
   void begin(Time now) {
@@ -22,16 +24,21 @@ class DatagramTransport::Flow : public TxSource, public Endpoint {
     net_.host(flows_[id_].spec.src).activate(this);
   }
 
-  Time ready_at() const override { return next_seq_ < packets_ ? next_ : Time::max(); }
+  Time ready_at() const override { return sent_bytes_ < flows_[id_].spec.bytes ? next_ : Time::max(); }
   uint8_t tclass() const override { return flows_[id_].spec.tclass; }
 
   Packet* take(Time now) override {
     FlowRecord& r = flows_[id_];
     Packet* p = net_.sim().pool().acquire();
-    const int64_t offset = static_cast<int64_t>(next_seq_) * cfg_.wire.payload;
+    int64_t payload = cfg_.wire.payload;
+    if (rng_) {
+      payload = cfg_.payload_min + static_cast<int64_t>(rng_->below(
+                                       static_cast<uint64_t>(cfg_.wire.payload - cfg_.payload_min + 1)));
+    }
     p->type = PacketType::kData;
     p->seq = next_seq_++;
-    p->payload = static_cast<uint32_t>(std::min(cfg_.wire.payload, r.spec.bytes - offset));
+    p->payload = static_cast<uint32_t>(std::min(payload, r.spec.bytes - sent_bytes_));
+    sent_bytes_ += p->payload;
     p->size = static_cast<uint32_t>(p->payload + cfg_.wire.header_bytes);
     p->flow = id_;
     p->endpoint = endpoint_;
@@ -69,6 +76,8 @@ class DatagramTransport::Flow : public TxSource, public Endpoint {
   uint32_t endpoint_ = 0;
   uint64_t packets_ = 0;
   uint64_t next_seq_ = 0;
+  int64_t sent_bytes_ = 0;
+  std::unique_ptr<Rng> rng_;  // random payload sizes
   Time next_;
   Rate rate_;
   int64_t framing_ = 0;

@@ -17,6 +17,7 @@ struct DatagramConfig {
   WireConfig wire;
   Rate rate = Rate(0);  // sending rate; 0 = the NIC's line rate
   bool ecn_capable = true;
+  int64_t payload_min = 0;  // > 0: each packet's payload is uniform in [payload_min, payload]
 };
 
 class DatagramTransport : public Transport {

@@ -1,0 +1,223 @@
+// GSE PKTC spraying and container reordering; see gse.h.
+#include "gse/gse.h"
+
+#include "core/assert.h"
+#include "core/rng.h"
+#include "net/switch.h"
+
+namespace fabsim {
+
+ContainerAssigner::Assignment ContainerAssigner::assign(int64_t bytes) {
+  uint32_t id = current_;
+  if (rule_ == ContainerRule::kCumulative) {
+    id = static_cast<uint32_t>(cumulative_ / length_);
+    cumulative_ += bytes;
+  } else if (any_ && count_ > 0 && fill_ + bytes > length_) {
+    id = current_ + 1;
+  }
+  Assignment a;
+  if (!any_ || id != current_) {
+    if (any_) {
+      prev_count_ = count_;
+      prev_gap_ = static_cast<uint16_t>(id - current_);
+    }
+    current_ = id;
+    count_ = 0;
+    fill_ = 0;
+    any_ = true;
+    a.opened = true;
+  }
+  fill_ += bytes;
+  a.container = id;
+  a.seq = count_++;
+  a.prev_count = prev_count_;
+  a.prev_gap = prev_gap_;
+  return a;
+}
+
+GseSourceSelector::GseSourceSelector(Switch& sw, const GseConfig& cfg, std::vector<bool> uplink,
+                                     uint64_t seed, int64_t framing_bytes)
+    : sw_(sw), cfg_(cfg), uplink_(std::move(uplink)), ecmp_(seed), framing_(framing_bytes),
+      credit_(uplink_.size(), 0) {}
+
+uint16_t GseSourceSelector::choose(const uint16_t* ports, uint32_t n, uint32_t container) {
+  switch (cfg_.path) {
+    case ContainerPath::kIndex:
+      return ports[container % n];
+    case ContainerPath::kLeastQueued: {
+      // Ties go to the index choice's neighbour order, so equal queues still spread.
+      uint32_t best = container % n;
+      int64_t best_bytes = INT64_MAX;
+      for (uint32_t k = 0; k < n; ++k) {
+        const uint32_t i = (container + k) % n;
+        const EgressPort& e = sw_.port(ports[i]);
+        int64_t q = 0;
+        for (uint8_t c = 0; c < kControlClass; ++c) q += e.queued_bytes(c);
+        if (e.busy()) q += 1;  // a frame on the wire counts a little
+        if (q < best_bytes) {
+          best_bytes = q;
+          best = i;
+        }
+      }
+      return ports[best];
+    }
+    case ContainerPath::kWeighted: {
+      // Smooth weighted round robin; every weight is 1 until grants and back-pressure set them.
+      int64_t total = 0;
+      uint32_t best = 0;
+      for (uint32_t k = 0; k < n; ++k) {
+        credit_[ports[k]] += 1;
+        total += 1;
+        if (credit_[ports[k]] > credit_[ports[best]]) best = k;
+      }
+      credit_[ports[best]] -= total;
+      return ports[best];
+    }
+  }
+  return ports[0];
+}
+
+uint16_t GseSourceSelector::select(Packet& p, const uint16_t* ports, uint32_t n) {
+  if (p.type != PacketType::kData || !uplink_[ports[0]]) {
+    return n == 1 ? ports[0] : ecmp_.select(p, ports, n);
+  }
+  auto [it, fresh] =
+      streams_.try_emplace(p.dst, Stream{ContainerAssigner(cfg_.rule, cfg_.container_bytes), 0});
+  Stream& s = it->second;
+  const auto a = s.assigner.assign(p.size + cfg_.header_bytes + framing_);
+  if (a.opened) {
+    ++containers_;
+    s.port = choose(ports, n, a.container);
+  }
+  GseHeader h;
+  h.container = a.container;
+  h.dst_port = p.dst;
+  h.src_gsp = static_cast<uint16_t>(sw_.id());
+  h.seq = a.seq;
+  h.prev_count = a.prev_count;
+  h.prev_gap = a.prev_gap;
+  set_gse_header(p, h);
+  p.size += static_cast<uint32_t>(cfg_.header_bytes);
+  if (cfg_.record_containers) records_.push_back({p.dst, a.container, s.port});
+  return s.port;
+}
+
+uint16_t GseCoreSelector::select(Packet& p, const uint16_t* ports, uint32_t n) {
+  if (p.type != PacketType::kData || (p.flags & kFabricHeader) == 0) return ecmp_.select(p, ports, n);
+  const GseHeader h = gse_header(p);
+  const uint64_t key = (static_cast<uint64_t>(h.src_gsp) << 48) ^
+                       (static_cast<uint64_t>(h.dst_port) << 20) ^ h.container;
+  return ports[splitmix64(key) % n];
+}
+
+GseReorder::GseReorder(Simulation& sim, Switch& sw, const GseConfig& cfg,
+                       std::vector<bool> host_port)
+    : sim_(sim), sw_(sw), cfg_(cfg), host_port_(std::move(host_port)) {}
+
+void GseReorder::account(int64_t delta_bytes, int64_t delta_packets) {
+  stats_.byte_time += static_cast<long double>(stats_.held_bytes) *
+                      static_cast<long double>((sim_.now() - last_change_).ps());
+  last_change_ = sim_.now();
+  stats_.held_bytes += delta_bytes;
+  held_packets_ += delta_packets;
+  if (stats_.held_bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.held_bytes;
+  if (held_packets_ > stats_.peak_packets) stats_.peak_packets = held_packets_;
+}
+
+void GseReorder::release(Stream& s, Packet* p, uint16_t out) {
+  ++s.released;
+  sw_.inject(p, out);
+}
+
+bool GseReorder::on_forward(Packet& p, uint16_t /*in_port*/, uint16_t out_port) {
+  if ((p.flags & kFabricHeader) == 0 || !host_port_[out_port]) return true;
+  const GseHeader h = gse_header(p);
+  p.flags = static_cast<uint8_t>(p.flags & ~kFabricHeader);  // the NIC gets plain RoCE
+  p.size -= static_cast<uint32_t>(cfg_.header_bytes);
+  ++stats_.packets;
+  const uint64_t key = (static_cast<uint64_t>(h.src_gsp) << 32) | h.dst_port;
+  auto [it, fresh] = index_.try_emplace(key, static_cast<uint32_t>(streams_.size()));
+  if (fresh) streams_.push_back(std::make_unique<Stream>());
+  const uint32_t index = it->second;
+  Stream& s = *streams_[index];
+  if (h.prev_gap > 0) {
+    const uint32_t prev = h.container - h.prev_gap;
+    if (prev >= s.cur) {
+      s.count[prev] = h.prev_count;
+      s.next[prev] = h.container;
+    }
+  }
+  if (h.container == s.cur) {
+    release(s, &p, out_port);
+  } else if (h.container < s.cur) {
+    ++stats_.late;  // its container was given up: deliver at once
+    sw_.inject(&p, out_port);
+    return false;
+  } else {
+    ++stats_.held;
+    s.buffered[h.container].push_back({&p, out_port});
+    account(p.size, 1);
+    if (!s.timer.armed()) s.timer.arm(sim_.scheduler(), this, index, sim_.now() + cfg_.reorder_timeout);
+  }
+  advance(index);
+  return false;
+}
+
+// Moves past every complete container, releasing the next one's buffered packets in arrival
+// order (they came over one path, so they are in order among themselves).
+void GseReorder::advance(uint32_t index) {
+  Stream& s = *streams_[index];
+  bool moved = false;
+  for (;;) {
+    const auto c = s.count.find(s.cur);
+    if (c == s.count.end() || s.released < c->second) break;
+    const auto nx = s.next.find(s.cur);
+    FABSIM_ASSERT(nx != s.next.end());
+    const uint32_t next = nx->second;
+    s.count.erase(c);
+    s.next.erase(nx);
+    s.cur = next;
+    s.released = 0;
+    moved = true;
+    const auto b = s.buffered.find(s.cur);
+    if (b != s.buffered.end()) {
+      std::vector<Held> held = std::move(b->second);
+      s.buffered.erase(b);
+      for (const Held& x : held) {
+        account(-static_cast<int64_t>(x.p->size), -1);
+        release(s, x.p, x.out);
+      }
+    }
+  }
+  if (s.buffered.empty()) {
+    s.timer.cancel();
+  } else if (moved) {
+    s.timer.arm(sim_.scheduler(), this, index, sim_.now() + cfg_.reorder_timeout);
+  }
+}
+
+void GseReorder::on_event(uint32_t tag, uint32_t gen) {
+  Stream& s = *streams_[tag];
+  if (!s.timer.fire(gen) || s.buffered.empty()) return;
+  // Give up on the container being waited for: continue with its successor if known, else
+  // with the earliest buffered container.
+  ++stats_.timeouts;
+  uint32_t next = s.buffered.begin()->first;
+  const auto nx = s.next.find(s.cur);
+  if (nx != s.next.end()) next = nx->second;
+  s.count[s.cur] = s.released;  // what arrived of it is all it will have
+  s.next[s.cur] = next;
+  advance(tag);
+}
+
+void GseReorder::finish() {
+  for (auto& s : streams_) {
+    for (auto& [c, held] : s->buffered) {
+      for (const Held& x : held) sim_.pool().release(x.p);
+    }
+    s->buffered.clear();
+  }
+  account(-stats_.held_bytes, -held_packets_);
+}
+
+}  // namespace fabsim

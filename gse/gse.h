@@ -1,0 +1,182 @@
+// GSE data plane I (seeds 000 §3.1.1, §3.3; 002 §2.1, §2.2.1): PKTC container spraying and
+// container reordering. docs/gse.md records every choice the seeds leave open.
+//  - The source GSP (the leaf in GSE-N2N) numbers the packets of each (source GSP,
+//    destination egress port) stream into virtual fixed-length containers, stamps a GSE header
+//    (container id, sequence in the container, source GSP, destination port), and sends every
+//    packet of a container on the same uplink; successive containers spread over the uplinks.
+//  - The GSF (spine) forwards on the GSE header and keeps a container on one link where it has
+//    parallel links.
+//  - The destination GSP restores container order per stream before the NIC, removes the
+//    header, and gives up on a container that does not complete within a timeout.
+#pragma once
+
+#include <cstdint>        // ids
+#include <map>            // buffered containers
+#include <memory>         // owned state
+#include <unordered_map>  // streams
+#include <vector>         // masks, records
+
+#include "core/packet.h"
+#include "core/scheduler.h"
+#include "core/simulation.h"
+#include "lb/ecmp.h"
+#include "net/path_selector.h"
+
+namespace fabsim {
+
+class Switch;
+
+enum class ContainerRule : uint8_t {
+  kCumulative,  // seed 000 §3.3: container id = cumulative bytes before the packet / length
+  kOverflow,    // seed 002 §2.2.1: a packet that would overflow the container opens the next
+};
+enum class ContainerPath : uint8_t {
+  kIndex,        // seed 000: uplink = container id mod number of uplinks
+  kLeastQueued,  // the local uplink with the fewest queued bytes when the container opens
+  kWeighted,     // smooth weighted round robin (uniform weights until grants exist)
+};
+
+struct GseConfig {
+  bool enabled = false;
+  int64_t header_bytes = 16;       // [UNVERIFIED] no field list published
+  int64_t container_bytes = 16384; // seed 002 §3.2: 16 KB
+  ContainerRule rule = ContainerRule::kCumulative;
+  ContainerPath path = ContainerPath::kIndex;
+  Time reorder_timeout = Time::us(100);  // [UNVERIFIED] give up on an incomplete container
+  bool record_containers = false;  // keep (stream, container, uplink) for tests
+};
+
+/// The GSE header fields, stored in the fabric half of Packet::ext (16 bytes).
+struct GseHeader {
+  uint32_t container = 0;
+  uint32_t dst_port = 0;    // global id of the destination edge egress port (GSOS numbering)
+  uint16_t src_gsp = 0;     // source GSP (switch) id
+  uint16_t seq = 0;         // packet number within the container
+  uint16_t prev_count = 0;  // packets in the stream's previous non-empty container
+  uint16_t prev_gap = 0;    // container id minus the previous non-empty one's (0: none)
+};
+static_assert(sizeof(GseHeader) == 16);
+inline GseHeader gse_header(const Packet& p) { return p.get_ext_at<GseHeader, kFabricExtOffset>(); }
+inline void set_gse_header(Packet& p, const GseHeader& h) {
+  p.set_ext_at<GseHeader, kFabricExtOffset>(h);
+  p.flags = static_cast<uint8_t>(p.flags | kFabricHeader);
+}
+
+/// Numbers one stream's packets into containers (pure; unit-tested against scripted sizes).
+class ContainerAssigner {
+ public:
+  ContainerAssigner(ContainerRule rule, int64_t length) : rule_(rule), length_(length) {}
+  struct Assignment {
+    uint32_t container = 0;
+    uint16_t seq = 0;
+    bool opened = false;      // this packet opened the container
+    uint16_t prev_count = 0;  // packets in the previous non-empty container (0: none)
+    uint16_t prev_gap = 0;    // container - previous non-empty container (0: none)
+  };
+  /// Assigns a packet of `bytes` (wire bytes) to a container.
+  Assignment assign(int64_t bytes);
+
+ private:
+  ContainerRule rule_;
+  int64_t length_;
+  int64_t cumulative_ = 0;
+  int64_t fill_ = 0;
+  uint32_t current_ = 0;
+  uint16_t count_ = 0;  // packets in the current container
+  bool any_ = false;
+  uint16_t prev_count_ = 0;
+  uint16_t prev_gap_ = 0;
+};
+
+/// The source GSP: container numbering, header, one uplink per container.
+class GseSourceSelector : public PathSelector {
+ public:
+  GseSourceSelector(Switch& sw, const GseConfig& cfg, std::vector<bool> uplink, uint64_t seed,
+                    int64_t framing_bytes);
+  uint16_t select(Packet& p, const uint16_t* ports, uint32_t n) override;
+  bool sees_single_paths() const override { return true; }
+
+  struct Record {
+    uint32_t dst;
+    uint32_t container;
+    uint16_t port;
+  };
+  const std::vector<Record>& records() const { return records_; }
+  uint64_t containers() const { return containers_; }
+
+ private:
+  struct Stream {
+    ContainerAssigner assigner;
+    uint16_t port = 0;
+  };
+  uint16_t choose(const uint16_t* ports, uint32_t n, uint32_t container);
+  Switch& sw_;
+  GseConfig cfg_;
+  std::vector<bool> uplink_;
+  EcmpSelector ecmp_;
+  int64_t framing_;
+  std::unordered_map<uint32_t, Stream> streams_;  // by destination egress port
+  std::vector<int64_t> credit_;                   // weighted round robin state, per uplink
+  std::vector<Record> records_;
+  uint64_t containers_ = 0;
+};
+
+/// The GSF (spine): forwards on the GSE header; parallel links are chosen per container.
+class GseCoreSelector : public PathSelector {
+ public:
+  explicit GseCoreSelector(uint64_t seed) : ecmp_(seed) {}
+  uint16_t select(Packet& p, const uint16_t* ports, uint32_t n) override;
+
+ private:
+  EcmpSelector ecmp_;
+};
+
+/// The destination GSP: container-order release per (source GSP, destination port) stream.
+class GseReorder : public SwitchExtension, public EventTarget {
+ public:
+  GseReorder(Simulation& sim, Switch& sw, const GseConfig& cfg, std::vector<bool> host_port);
+  bool on_forward(Packet& p, uint16_t in_port, uint16_t out_port) override;
+  void on_event(uint32_t tag, uint32_t gen) override;
+  void finish() override;
+
+  struct Stats {
+    uint64_t packets = 0;           // GSE packets that reached this destination GSP
+    uint64_t held = 0;              // of those, held for order
+    uint64_t timeouts = 0;          // containers given up
+    uint64_t late = 0;              // packets of a container already given up
+    int64_t held_bytes = 0;         // now
+    int64_t peak_bytes = 0;
+    int64_t peak_packets = 0;
+    long double byte_time = 0;      // integral of held bytes over time (byte x ps)
+  };
+  const Stats& stats() const { return stats_; }
+
+ private:
+  struct Held {
+    Packet* p;
+    uint16_t out;
+  };
+  struct Stream {
+    uint32_t cur = 0;         // container being released
+    uint16_t released = 0;    // packets of cur released
+    std::map<uint32_t, std::vector<Held>> buffered;  // later containers, arrival order
+    std::unordered_map<uint32_t, uint16_t> count;    // container -> packets (from successors)
+    std::unordered_map<uint32_t, uint32_t> next;     // container -> next non-empty container
+    Timer timer;
+  };
+  void release(Stream& s, Packet* p, uint16_t out);
+  void advance(uint32_t index);
+  void account(int64_t delta_bytes, int64_t delta_packets);
+
+  Simulation& sim_;
+  Switch& sw_;
+  GseConfig cfg_;
+  std::vector<bool> host_port_;
+  std::unordered_map<uint64_t, uint32_t> index_;  // (src GSP, dst port) -> stream
+  std::vector<std::unique_ptr<Stream>> streams_;
+  Stats stats_;
+  int64_t held_packets_ = 0;
+  Time last_change_;
+};
+
+}  // namespace fabsim
