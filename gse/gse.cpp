@@ -40,10 +40,14 @@ GseSourceSelector::GseSourceSelector(Switch& sw, const GseConfig& cfg, std::vect
     : sw_(sw), cfg_(cfg), uplink_(std::move(uplink)), ecmp_(seed), framing_(framing_bytes),
       credit_(uplink_.size(), 0) {}
 
-uint16_t GseSourceSelector::choose(const uint16_t* ports, uint32_t n, uint32_t container) {
+// Index choice: container id mod uplinks, rotated by a per-stream offset. Without the offset
+// every stream starting together sends its container c on uplink c at the same moment, so the
+// streams' containers collide (docs/gse.md).
+uint16_t GseSourceSelector::choose(const uint16_t* ports, uint32_t n, uint32_t container,
+                                   uint64_t offset) {
   switch (cfg_.path) {
     case ContainerPath::kIndex:
-      return ports[container % n];
+      return ports[(container + offset) % n];
     case ContainerPath::kLeastQueued: {
       // Ties go to the index choice's neighbour order, so equal queues still spread.
       uint32_t best = container % n;
@@ -81,13 +85,14 @@ uint16_t GseSourceSelector::select(Packet& p, const uint16_t* ports, uint32_t n)
   if (p.type != PacketType::kData || !uplink_[ports[0]]) {
     return n == 1 ? ports[0] : ecmp_.select(p, ports, n);
   }
-  auto [it, fresh] =
-      streams_.try_emplace(p.dst, Stream{ContainerAssigner(cfg_.rule, cfg_.container_bytes), 0});
+  auto [it, fresh] = streams_.try_emplace(
+      p.dst, Stream{ContainerAssigner(cfg_.rule, cfg_.container_bytes), 0,
+                    splitmix64((static_cast<uint64_t>(sw_.id()) << 32) | p.dst)});
   Stream& s = it->second;
   const auto a = s.assigner.assign(p.size + cfg_.header_bytes + framing_);
   if (a.opened) {
     ++containers_;
-    s.port = choose(ports, n, a.container);
+    s.port = choose(ports, n, a.container, s.offset);
   }
   GseHeader h;
   h.container = a.container;

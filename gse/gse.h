@@ -108,8 +108,9 @@ class GseSourceSelector : public PathSelector {
   struct Stream {
     ContainerAssigner assigner;
     uint16_t port = 0;
+    uint64_t offset = 0;  // per-stream rotation of the index choice (see choose())
   };
-  uint16_t choose(const uint16_t* ports, uint32_t n, uint32_t container);
+  uint16_t choose(const uint16_t* ports, uint32_t n, uint32_t container, uint64_t offset);
   Switch& sw_;
   GseConfig cfg_;
   std::vector<bool> uplink_;

@@ -7,7 +7,9 @@ namespace fabsim {
 
 uint16_t SpraySelector::select(Packet& p, const uint16_t* ports, uint32_t n) {
   if (p.type != PacketType::kData) return ecmp_.select(p, ports, n);
-  uint32_t& i = next_[p.dst];
+  // Each destination's rotation starts at a hashed offset, so streams do not move in step.
+  auto [it, fresh] = next_.try_emplace(p.dst, static_cast<uint32_t>(splitmix64(p.dst) >> 32));
+  uint32_t& i = it->second;
   const uint16_t out = ports[i % n];
   i = (i + 1) % n;
   return out;
