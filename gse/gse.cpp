@@ -110,14 +110,35 @@ uint16_t GseSourceSelector::select(Packet& p, const uint16_t* ports, uint32_t n)
 uint16_t GseCoreSelector::select(Packet& p, const uint16_t* ports, uint32_t n) {
   if (p.type != PacketType::kData || (p.flags & kFabricHeader) == 0) return ecmp_.select(p, ports, n);
   const GseHeader h = gse_header(p);
-  const uint64_t key = (static_cast<uint64_t>(h.src_gsp) << 48) ^
-                       (static_cast<uint64_t>(h.dst_port) << 20) ^ h.container;
-  return ports[splitmix64(key) % n];
+  const uint64_t offset = splitmix64((static_cast<uint64_t>(h.src_gsp) << 32) | h.dst_port);
+  return ports[(h.container + offset) % n];
 }
 
-GseReorder::GseReorder(Simulation& sim, Switch& sw, const GseConfig& cfg,
+GseReorder::GseReorder(Simulation& sim, ReleaseSink& sink, const GseConfig& cfg,
                        std::vector<bool> host_port)
-    : sim_(sim), sw_(sw), cfg_(cfg), host_port_(std::move(host_port)) {}
+    : sim_(sim), sink_(sink), cfg_(cfg), host_port_(std::move(host_port)) {}
+
+void SwitchSink::release(Packet* p, uint16_t out) { sw_.inject(p, out); }
+
+GseNic::GseNic(Simulation& sim, Host& host, const GseConfig& cfg, int64_t framing_bytes)
+    : host_(host), cfg_(cfg), framing_(framing_bytes), reorder_(sim, *this, cfg, {true}) {}
+
+// Numbered as the NIC dequeues the packet, in wire bytes, per destination egress port.
+void GseNic::on_send(Packet& p) {
+  if (p.type != PacketType::kData) return;
+  auto [it, fresh] = streams_.try_emplace(p.dst, ContainerAssigner(cfg_.rule, cfg_.container_bytes));
+  const auto a = it->second.assign(p.size + cfg_.header_bytes + framing_);
+  if (a.opened) ++containers_;
+  GseHeader h;
+  h.container = a.container;
+  h.dst_port = p.dst;
+  h.src_gsp = static_cast<uint16_t>(host_.id());
+  h.seq = a.seq;
+  h.prev_count = a.prev_count;
+  h.prev_gap = a.prev_gap;
+  set_gse_header(p, h);
+  p.size += static_cast<uint32_t>(cfg_.header_bytes);
+}
 
 void GseReorder::account(int64_t delta_bytes, int64_t delta_packets) {
   stats_.byte_time += static_cast<long double>(stats_.held_bytes) *
@@ -131,7 +152,7 @@ void GseReorder::account(int64_t delta_bytes, int64_t delta_packets) {
 
 void GseReorder::release(Stream& s, Packet* p, uint16_t out) {
   ++s.released;
-  sw_.inject(p, out);
+  sink_.release(p, out);
 }
 
 bool GseReorder::on_forward(Packet& p, uint16_t /*in_port*/, uint16_t out_port) {
@@ -156,7 +177,7 @@ bool GseReorder::on_forward(Packet& p, uint16_t /*in_port*/, uint16_t out_port) 
     release(s, &p, out_port);
   } else if (h.container < s.cur) {
     ++stats_.late;  // its container was given up: deliver at once
-    sw_.inject(&p, out_port);
+    sink_.release(&p, out_port);
     return false;
   } else {
     ++stats_.held;

@@ -20,6 +20,7 @@
 #include "core/scheduler.h"
 #include "core/simulation.h"
 #include "lb/ecmp.h"
+#include "net/host.h"
 #include "net/path_selector.h"
 
 namespace fabsim {
@@ -36,8 +37,14 @@ enum class ContainerPath : uint8_t {
   kWeighted,     // smooth weighted round robin (uniform weights until grants exist)
 };
 
+enum class GseMode : uint8_t {
+  kN2N,  // RoCE NICs unchanged: the leaf is the GSP, the spine the GSF
+  kE2E,  // the NIC is the GSP; the leaf acts as a GSF and pins each container to one uplink
+};
+
 struct GseConfig {
   bool enabled = false;
+  GseMode mode = GseMode::kN2N;
   int64_t header_bytes = 16;       // [UNVERIFIED] no field list published
   int64_t container_bytes = 16384; // seed 002 §3.2: 16 KB
   ContainerRule rule = ContainerRule::kCumulative;
@@ -61,6 +68,13 @@ inline void set_gse_header(Packet& p, const GseHeader& h) {
   p.set_ext_at<GseHeader, kFabricExtOffset>(h);
   p.flags = static_cast<uint8_t>(p.flags | kFabricHeader);
 }
+
+/// Where a reorder stage releases packets: a switch port (N2N) or a NIC's endpoints (E2E).
+class ReleaseSink {
+ public:
+  virtual ~ReleaseSink() = default;
+  virtual void release(Packet* p, uint16_t out) = 0;
+};
 
 /// Numbers one stream's packets into containers (pure; unit-tested against scripted sizes).
 class ContainerAssigner {
@@ -122,7 +136,8 @@ class GseSourceSelector : public PathSelector {
   uint64_t containers_ = 0;
 };
 
-/// The GSF (spine): forwards on the GSE header; parallel links are chosen per container.
+/// The GSF (spine, or the leaf in GSE-E2E): forwards on the GSE header; where it has several
+/// equal links it keeps each container on one of them, rotating by container id.
 class GseCoreSelector : public PathSelector {
  public:
   explicit GseCoreSelector(uint64_t seed) : ecmp_(seed) {}
@@ -135,7 +150,7 @@ class GseCoreSelector : public PathSelector {
 /// The destination GSP: container-order release per (source GSP, destination port) stream.
 class GseReorder : public SwitchExtension, public EventTarget {
  public:
-  GseReorder(Simulation& sim, Switch& sw, const GseConfig& cfg, std::vector<bool> host_port);
+  GseReorder(Simulation& sim, ReleaseSink& sink, const GseConfig& cfg, std::vector<bool> host_port);
   bool on_forward(Packet& p, uint16_t in_port, uint16_t out_port) override;
   void on_event(uint32_t tag, uint32_t gen) override;
   void finish() override;
@@ -170,7 +185,7 @@ class GseReorder : public SwitchExtension, public EventTarget {
   void account(int64_t delta_bytes, int64_t delta_packets);
 
   Simulation& sim_;
-  Switch& sw_;
+  ReleaseSink& sink_;
   GseConfig cfg_;
   std::vector<bool> host_port_;
   std::unordered_map<uint64_t, uint32_t> index_;  // (src GSP, dst port) -> stream
@@ -178,6 +193,36 @@ class GseReorder : public SwitchExtension, public EventTarget {
   Stats stats_;
   int64_t held_packets_ = 0;
   Time last_change_;
+};
+
+/// Releases into a switch's egress ports (GSE-N2N destination leaf).
+class SwitchSink : public ReleaseSink {
+ public:
+  explicit SwitchSink(Switch& sw) : sw_(sw) {}
+  void release(Packet* p, uint16_t out) override;
+
+ private:
+  Switch& sw_;
+};
+
+/// GSE-E2E at a NIC: container numbering of what the NIC sends, reordering of what it receives.
+class GseNic : public NicExtension, public ReleaseSink {
+ public:
+  GseNic(Simulation& sim, Host& host, const GseConfig& cfg, int64_t framing_bytes);
+  void on_send(Packet& p) override;
+  bool on_receive(Packet& p) override { return reorder_.on_forward(p, 0, 0); }
+  void release(Packet* p, uint16_t /*out*/) override { host_.deliver(p); }
+  void finish() override { reorder_.finish(); }
+  const GseReorder& reorder() const { return reorder_; }
+  uint64_t containers() const { return containers_; }
+
+ private:
+  Host& host_;
+  GseConfig cfg_;
+  int64_t framing_;
+  std::unordered_map<uint32_t, ContainerAssigner> streams_;  // by destination egress port
+  GseReorder reorder_;
+  uint64_t containers_ = 0;
 };
 
 }  // namespace fabsim

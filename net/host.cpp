@@ -30,6 +30,11 @@ void Host::receive(Packet* p, uint16_t /*port*/) {
     sim_.pool().release(p);
     return;
   }
+  if (ext_ && !ext_->on_receive(*p)) return;  // held by the NIC's reorder stage
+  deliver(p);
+}
+
+void Host::deliver(Packet* p) {
   ++counters_.rx_packets;
   counters_.rx_bytes += p->size;
   if (p->type == PacketType::kData) ++counters_.rx_data_packets;
@@ -56,6 +61,7 @@ Packet* Host::pull(uint16_t /*port*/, uint8_t paused_mask) {
     if (t <= now) {
       rr_ = idx + 1;
       Packet* p = s->take(now);
+      if (ext_) ext_->on_send(*p);
       if (idle_seen || s->ready_at() == Time::max()) drop_idle_sources();
       return p;
     }

@@ -53,6 +53,16 @@ class EndpointTable {
   std::vector<Endpoint*> table_;
 };
 
+/// A NIC-side stage (GSE-E2E): sees every data packet the NIC sends, and every packet it
+/// receives before the endpoint (returning false keeps it; Host::deliver hands it on later).
+class NicExtension {
+ public:
+  virtual ~NicExtension() = default;
+  virtual void on_send(Packet& p) = 0;
+  virtual bool on_receive(Packet& p) = 0;
+  virtual void finish() {}
+};
+
 struct HostCounters {
   uint64_t rx_packets = 0;
   uint64_t rx_data_packets = 0;
@@ -71,6 +81,10 @@ class Host : public Node, public EventTarget {
   void send_control(Packet* p);
   /// Re-evaluates sending (after a source's pacing time moved earlier).
   void kick() { port_->kick(); }
+  void set_extension(std::unique_ptr<NicExtension> ext) { ext_ = std::move(ext); }
+  NicExtension* extension() const { return ext_.get(); }
+  /// Hands a received packet to its endpoint (after a NIC extension released it).
+  void deliver(Packet* p);
 
   void receive(Packet* p, uint16_t port) override;
   void on_dequeue(uint16_t /*port*/, Packet& /*p*/) override {}
@@ -96,6 +110,7 @@ class Host : public Node, public EventTarget {
   size_t rr_ = 0;
   Timer pacing_;
   HostCounters counters_;
+  std::unique_ptr<NicExtension> ext_;
 };
 
 }  // namespace fabsim

@@ -35,7 +35,10 @@ std::pair<uint16_t, uint16_t> Network::connect(Switch& a, Switch& b, const Link:
 }
 
 void Network::finish() {
-  for (auto& h : hosts_) h->port().finish();
+  for (auto& h : hosts_) {
+    if (h->extension() != nullptr) h->extension()->finish();
+    h->port().finish();
+  }
   for (auto& s : switches_) {
     s->finish_extensions();
     for (size_t i = 0; i < s->port_count(); ++i) s->port(i).finish();

@@ -120,14 +120,25 @@ void Run::install_fabric() {
       meters_.push_back(meter.get());
       sw.add_extension(std::move(meter));
     }
-    if (cfg_.fabric == "gse") {
+    if (cfg_.fabric == "gse" && cfg_.gse.mode == GseMode::kN2N) {
       auto src = std::make_unique<GseSourceSelector>(sw, cfg_.gse, uplink, switch_seed(cfg_.seed, sw.id()),
                                                      cfg_.network.framing_bytes);
       gse_sources_.push_back(src.get());
       sw.set_path_selector(std::move(src));
-      auto reorder = std::make_unique<GseReorder>(sim_, sw, cfg_.gse, host);
+      sinks_.push_back(std::make_unique<SwitchSink>(sw));
+      auto reorder = std::make_unique<GseReorder>(sim_, *sinks_.back(), cfg_.gse, host);
       gse_reorders_.push_back(reorder.get());
       sw.add_extension(std::move(reorder));
+    } else if (cfg_.fabric == "gse") {
+      // GSE-E2E: the leaf is a GSF and pins each container to one uplink.
+      sw.set_path_selector(std::make_unique<GseCoreSelector>(switch_seed(cfg_.seed, sw.id())));
+    }
+  }
+  if (cfg_.fabric == "gse" && cfg_.gse.mode == GseMode::kE2E) {
+    for (size_t h = 0; h < net_.host_count(); ++h) {
+      auto nic = std::make_unique<GseNic>(sim_, net_.host(h), cfg_.gse, cfg_.network.framing_bytes);
+      gse_nics_.push_back(nic.get());
+      net_.host(h).set_extension(std::move(nic));
     }
   }
   if (cfg_.fabric == "gse") {
@@ -153,10 +164,15 @@ nlohmann::ordered_json Run::fabric_stats() const {
   if (cfg_.fabric == "gse") {
     uint64_t containers = 0;
     for (const auto* s : gse_sources_) containers += s->containers();
+    std::vector<const GseReorder*> reorders(gse_reorders_.begin(), gse_reorders_.end());
+    for (const auto* n : gse_nics_) {
+      containers += n->containers();
+      reorders.push_back(&n->reorder());
+    }
     GseReorder::Stats t;
     long double mean_bytes = 0;
     const auto span = static_cast<long double>(sim_.now().ps());
-    for (const auto* r : gse_reorders_) {
+    for (const auto* r : reorders) {
       const auto& st = r->stats();
       t.packets += st.packets;
       t.held += st.held;
@@ -166,7 +182,8 @@ nlohmann::ordered_json Run::fabric_stats() const {
       t.peak_packets = std::max(t.peak_packets, st.peak_packets);
       if (span > 0) mean_bytes += st.byte_time / span;
     }
-    j["gse"] = {{"containers", containers},
+    j["gse"] = {{"mode", cfg_.gse.mode == GseMode::kE2E ? "e2e" : "n2n"},
+                {"containers", containers},
                 {"reorder_packets", t.packets},
                 {"reorder_held", t.held},
                 {"reorder_timeouts", t.timeouts},
@@ -174,7 +191,7 @@ nlohmann::ordered_json Run::fabric_stats() const {
                 {"reorder_peak_bytes", t.peak_bytes},
                 {"reorder_peak_packets", t.peak_packets},
                 {"reorder_mean_bytes_per_gsp",
-                 static_cast<double>(mean_bytes / static_cast<long double>(gse_reorders_.size()))}};
+                 static_cast<double>(mean_bytes / static_cast<long double>(std::max<size_t>(1, reorders.size())))}};
   }
   return j;
 }

@@ -57,6 +57,8 @@ class Run : public FlowObserver {
   std::vector<MisorderMeter*> meters_;            // owned by their switches
   std::vector<GseSourceSelector*> gse_sources_;   // owned by their switches
   std::vector<GseReorder*> gse_reorders_;         // owned by their switches
+  std::vector<GseNic*> gse_nics_;                 // owned by their hosts (GSE-E2E)
+  std::vector<std::unique_ptr<SwitchSink>> sinks_;
 };
 
 /// Loads nothing: builds and runs `cfg` in one call.

@@ -517,6 +517,11 @@ void load_fabric(Section& f, ScenarioConfig& c) {
                            "reordering; seeds 000 and 002)");
   auto g = f.table("gse", "GSE parameters (docs/gse.md)");
   c.gse.enabled = c.fabric == "gse";
+  c.gse.mode = g.choice("mode", "n2n", {"n2n", "e2e"},
+                        "n2n: RoCE NICs, the leaf is the GSP; e2e: the NIC is the GSP and the "
+                        "leaf a GSF pinning each container to one uplink") == "e2e"
+                   ? GseMode::kE2E
+                   : GseMode::kN2N;
   c.gse.header_bytes = g.integer("header_bytes", 16, 0, 256,
                                  "GSE header bytes on the wire [UNVERIFIED]");
   c.gse.container_bytes = g.bytes("container", Bytes(16384), Bytes(64), Bytes(1 << 30),

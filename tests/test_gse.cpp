@@ -129,6 +129,13 @@ TEST(GsePktc, RoceBehindGseSeesNoReorderingWhileSprayingDoes) {
   // The fabric did deliver GSE's containers out of order: the reorder stage held packets.
   EXPECT_GT(gse.fabric["gse"]["reorder_held"].get<uint64_t>(), 0U);
   EXPECT_GT(gse.fabric["misorder"]["misordered"].get<uint64_t>(), 0U);
+  // GSE-E2E: the NICs number and reorder, the leaves pin containers: the same outcome.
+  const RunResult e2e = run_text(unequal("roce", 4, "2MB"), {"fabric.kind=gse", "fabric.gse.mode=e2e"});
+  ASSERT_TRUE(e2e.all_done);
+  EXPECT_EQ(totals(e2e).first, 0U);
+  EXPECT_EQ(totals(e2e).second, 0U);
+  EXPECT_EQ(e2e.fabric["gse"]["mode"], "e2e");
+  EXPECT_GT(e2e.fabric["gse"]["reorder_held"].get<uint64_t>(), 0U);
 }
 
 // Bytes per uplink of leaf 0 for a policy, with packet sizes uniform in [64, 1500] B.
