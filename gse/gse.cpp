@@ -6,6 +6,20 @@
 #include "net/switch.h"
 
 namespace fabsim {
+namespace {
+// Adds the GSE header for container assignment `a` at source GSP `src` (its bytes count).
+void stamp(Packet& p, const ContainerAssigner::Assignment& a, uint16_t src, int64_t header_bytes) {
+  GseHeader h;
+  h.container = a.container;
+  h.dst_port = p.dst;
+  h.src_gsp = src;
+  h.seq = a.seq;
+  h.prev_count = a.prev_count;
+  h.prev_gap = a.prev_gap;
+  set_gse_header(p, h);
+  p.size += static_cast<uint32_t>(header_bytes);
+}
+}  // namespace
 
 ContainerAssigner::Assignment ContainerAssigner::assign(int64_t bytes) {
   uint32_t id = current_;
@@ -94,15 +108,7 @@ uint16_t GseSourceSelector::select(Packet& p, const uint16_t* ports, uint32_t n)
     ++containers_;
     s.port = choose(ports, n, a.container, s.offset);
   }
-  GseHeader h;
-  h.container = a.container;
-  h.dst_port = p.dst;
-  h.src_gsp = static_cast<uint16_t>(sw_.id());
-  h.seq = a.seq;
-  h.prev_count = a.prev_count;
-  h.prev_gap = a.prev_gap;
-  set_gse_header(p, h);
-  p.size += static_cast<uint32_t>(cfg_.header_bytes);
+  stamp(p, a, static_cast<uint16_t>(sw_.id()), cfg_.header_bytes);
   if (cfg_.record_containers) records_.push_back({p.dst, a.container, s.port});
   return s.port;
 }
@@ -129,15 +135,7 @@ void GseNic::on_send(Packet& p) {
   auto [it, fresh] = streams_.try_emplace(p.dst, ContainerAssigner(cfg_.rule, cfg_.container_bytes));
   const auto a = it->second.assign(p.size + cfg_.header_bytes + framing_);
   if (a.opened) ++containers_;
-  GseHeader h;
-  h.container = a.container;
-  h.dst_port = p.dst;
-  h.src_gsp = static_cast<uint16_t>(host_.id());
-  h.seq = a.seq;
-  h.prev_count = a.prev_count;
-  h.prev_gap = a.prev_gap;
-  set_gse_header(p, h);
-  p.size += static_cast<uint32_t>(cfg_.header_bytes);
+  stamp(p, a, static_cast<uint16_t>(host_.id()), cfg_.header_bytes);
 }
 
 void GseReorder::account(int64_t delta_bytes, int64_t delta_packets) {
