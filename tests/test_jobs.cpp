@@ -100,6 +100,39 @@ TEST(JobClosedForm, AllToAllWithin2Percent) {
   }
 }
 
+TEST(JobClosedForm, RingPhasesSendRecvAndTreeOnOneSwitch) {
+  const std::string gpus = "[0, 1, 2, 3, 4, 5, 6, 7]";
+  const int64_t S = int64_t{8} << 20;
+  auto jct = [&](const char* type) {
+    const RunResult r = run_text(one_switch_job(8, gpus, type, S));
+    EXPECT_TRUE(r.jobs[0].done) << type;
+    return r.jobs[0].jct();
+  };
+  // AllGather and ReduceScatter are one ring: n-1 steps of S/n.
+  const Time expected_ring = flow_time(S / 8) * 7;
+  for (const char* t : {"allgather", "reducescatter"}) {
+    const double ratio = static_cast<double>(jct(t).ps()) / static_cast<double>(expected_ring.ps());
+    EXPECT_NEAR(ratio, 1.0, 0.01) << t;
+  }
+  // Pairwise AllToAll: n-1 rounds, each one flow of S/n per rank sent and received.
+  const double pw = static_cast<double>(jct("alltoall_pairwise").ps()) /
+                    static_cast<double>(expected_ring.ps());
+  EXPECT_NEAR(pw, 1.0, 0.01);
+  // SendRecv: one flow of S, with nothing coming back but its ACKs.
+  const int64_t k = S / 4096;
+  const Time one = serialization_delay(k * (4096 + kHdr), 100_Gbps) +
+                   serialization_delay(4096 + kHdr, 100_Gbps) + 2_us;
+  EXPECT_NEAR(static_cast<double>(jct("sendrecv").ps()) / static_cast<double>(one.ps()), 1.0, 0.01);
+  // Double binary tree: completes, moves 2(n-1)S, and (unpipelined per chunk, one big switch)
+  // is slower than the bandwidth-optimal ring.
+  const RunResult tree = run_text(one_switch_job(8, gpus, "allreduce_tree", S));
+  ASSERT_TRUE(tree.jobs[0].done);
+  int64_t moved = 0;
+  for (const auto& f : tree.flows) moved += f.delivered;
+  EXPECT_EQ(moved, 2 * 7 * S);
+  EXPECT_GT(tree.jobs[0].jct(), jct("allreduce_ring"));
+}
+
 TEST(JobOrder, NoStepStartsBeforeItsDependencyFinished) {
   // A ring AllReduce and a pairwise AllToAll across a congested 1.5:1 leaf-spine, 8 jobs.
   const std::string toml = R"(
