@@ -18,6 +18,8 @@ enum class PacketType : uint8_t {
   kNack,   // negative acknowledgement / sequence error
   kCnp,    // DCQCN congestion notification
   kPfc,    // IEEE 802.1Qbb pause frame (link-local, never forwarded)
+  kRequest,  // GSE DGSQ: a source GSP asks a destination egress port for bytes
+  kGrant,    // GSE DGSQ: the destination egress port grants bytes
 };
 
 /// ECN codepoint (RFC 3168), the two IP header bits.

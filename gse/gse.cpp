@@ -99,6 +99,11 @@ uint16_t GseSourceSelector::select(Packet& p, const uint16_t* ports, uint32_t n)
   if (p.type != PacketType::kData || !uplink_[ports[0]]) {
     return n == 1 ? ports[0] : ecmp_.select(p, ports, n);
   }
+  if (deferred_) return ports[0];  // DGSQ holds it and stamps when it is granted
+  return stamp_and_choose(p, ports, n);
+}
+
+uint16_t GseSourceSelector::stamp_and_choose(Packet& p, const uint16_t* ports, uint32_t n) {
   auto [it, fresh] = streams_.try_emplace(
       p.dst, Stream{ContainerAssigner(cfg_.rule, cfg_.container_bytes), 0,
                     splitmix64((static_cast<uint64_t>(sw_.id()) << 32) | p.dst)});
@@ -125,6 +130,8 @@ GseReorder::GseReorder(Simulation& sim, ReleaseSink& sink, const GseConfig& cfg,
     : sim_(sim), sink_(sink), cfg_(cfg), host_port_(std::move(host_port)) {}
 
 void SwitchSink::release(Packet* p, uint16_t out) { sw_.inject(p, out); }
+bool SwitchSink::hold(Packet* p) { return sw_.hold(p); }
+void SwitchSink::release_held(Packet* p, uint16_t out) { sw_.send_held(p, out); }
 
 GseNic::GseNic(Simulation& sim, Host& host, const GseConfig& cfg, int64_t framing_bytes)
     : host_(host), cfg_(cfg), framing_(framing_bytes), reorder_(sim, *this, cfg, {true}) {}
@@ -148,9 +155,13 @@ void GseReorder::account(int64_t delta_bytes, int64_t delta_packets) {
   if (held_packets_ > stats_.peak_packets) stats_.peak_packets = held_packets_;
 }
 
-void GseReorder::release(Stream& s, Packet* p, uint16_t out) {
+void GseReorder::release(Stream& s, Packet* p, uint16_t out, bool held) {
   ++s.released;
-  sink_.release(p, out);
+  if (held) {
+    sink_.release_held(p, out);
+  } else {
+    sink_.release(p, out);
+  }
 }
 
 bool GseReorder::on_forward(Packet& p, uint16_t /*in_port*/, uint16_t out_port) {
@@ -172,12 +183,17 @@ bool GseReorder::on_forward(Packet& p, uint16_t /*in_port*/, uint16_t out_port) 
     }
   }
   if (h.container == s.cur) {
-    release(s, &p, out_port);
+    release(s, &p, out_port, false);
   } else if (h.container < s.cur) {
     ++stats_.late;  // its container was given up: deliver at once
     sink_.release(&p, out_port);
     return false;
   } else {
+    if (!sink_.hold(&p)) {
+      ++stats_.dropped;  // its container will be given up by the timeout
+      sim_.pool().release(&p);
+      return false;
+    }
     ++stats_.held;
     s.buffered[h.container].push_back({&p, out_port});
     account(p.size, 1);
@@ -209,7 +225,7 @@ void GseReorder::advance(uint32_t index) {
       s.buffered.erase(b);
       for (const Held& x : held) {
         account(-static_cast<int64_t>(x.p->size), -1);
-        release(s, x.p, x.out);
+        release(s, x.p, x.out, true);
       }
     }
   }

@@ -51,6 +51,13 @@ struct GseConfig {
   ContainerPath path = ContainerPath::kIndex;
   Time reorder_timeout = Time::us(100);  // [UNVERIFIED] give up on an incomplete container
   bool record_containers = false;  // keep (stream, container, uplink) for tests
+  // DGSQ (data plane II)
+  bool dgsq = false;
+  int64_t grant_quantum = 16384;          // bytes per grant (one container by default)
+  int64_t voq_pool_queues = 4096;         // VOQs a GSP can have at once
+  int64_t voq_pool_bytes = int64_t{64} << 20;  // bytes all its VOQs can hold
+  std::vector<double> grant_weights;      // per source GSP (leaf) id; empty = round robin
+  bool record_grants = false;
 };
 
 /// The GSE header fields, stored in the fabric half of Packet::ext (16 bytes).
@@ -73,7 +80,12 @@ inline void set_gse_header(Packet& p, const GseHeader& h) {
 class ReleaseSink {
  public:
   virtual ~ReleaseSink() = default;
+  /// Passes on a packet that was never held.
   virtual void release(Packet* p, uint16_t out) = 0;
+  /// Takes a packet into the reorder buffer's memory; false = no room (the packet is dropped).
+  virtual bool hold(Packet* /*p*/) { return true; }
+  /// Passes on a packet that hold() accepted.
+  virtual void release_held(Packet* p, uint16_t out) { release(p, out); }
 };
 
 /// Numbers one stream's packets into containers (pure; unit-tested against scripted sizes).
@@ -109,6 +121,10 @@ class GseSourceSelector : public PathSelector {
                     int64_t framing_bytes);
   uint16_t select(Packet& p, const uint16_t* ports, uint32_t n) override;
   bool sees_single_paths() const override { return true; }
+  /// Numbers `p` into its stream's container, stamps the header and returns its uplink. With
+  /// DGSQ this runs when the VOQ sends the packet, not when the switch forwards it.
+  uint16_t stamp_and_choose(Packet& p, const uint16_t* ports, uint32_t n);
+  void set_deferred(bool d) { deferred_ = d; }
 
   struct Record {
     uint32_t dst;
@@ -134,6 +150,7 @@ class GseSourceSelector : public PathSelector {
   std::vector<int64_t> credit_;                   // weighted round robin state, per uplink
   std::vector<Record> records_;
   uint64_t containers_ = 0;
+  bool deferred_ = false;
 };
 
 /// The GSF (spine, or the leaf in GSE-E2E): forwards on the GSE header; where it has several
@@ -160,6 +177,7 @@ class GseReorder : public SwitchExtension, public EventTarget {
     uint64_t held = 0;              // of those, held for order
     uint64_t timeouts = 0;          // containers given up
     uint64_t late = 0;              // packets of a container already given up
+    uint64_t dropped = 0;           // refused by the buffer while waiting
     int64_t held_bytes = 0;         // now
     int64_t peak_bytes = 0;
     int64_t peak_packets = 0;
@@ -180,7 +198,7 @@ class GseReorder : public SwitchExtension, public EventTarget {
     std::unordered_map<uint32_t, uint32_t> next;     // container -> next non-empty container
     Timer timer;
   };
-  void release(Stream& s, Packet* p, uint16_t out);
+  void release(Stream& s, Packet* p, uint16_t out, bool held);
   void advance(uint32_t index);
   void account(int64_t delta_bytes, int64_t delta_packets);
 
@@ -200,6 +218,10 @@ class SwitchSink : public ReleaseSink {
  public:
   explicit SwitchSink(Switch& sw) : sw_(sw) {}
   void release(Packet* p, uint16_t out) override;
+  /// Held packets live in the switch's shared buffer, charged to the uplink they came in on,
+  /// so a filling reorder buffer raises PFC towards the spine like any queue.
+  bool hold(Packet* p) override;
+  void release_held(Packet* p, uint16_t out) override;
 
  private:
   Switch& sw_;

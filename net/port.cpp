@@ -24,6 +24,9 @@ void EgressPort::enqueue(Packet* p) {
   q_[p->tclass].push_back(p);
   bytes_[p->tclass] += p->size;
   nonempty_ = static_cast<uint8_t>(nonempty_ | (1U << p->tclass));
+  if (p->tclass != kControlClass && bytes_[p->tclass] > counters_.peak_queue_bytes) {
+    counters_.peak_queue_bytes = bytes_[p->tclass];
+  }
   if (tx_ == nullptr) kick();
 }
 

@@ -27,6 +27,7 @@ struct PortCounters {
   uint64_t ecn_marks = 0;      // CE marks applied at dequeue
   uint64_t pfc_sent = 0;       // pause/resume frames this node sent out of this port
   uint64_t pfc_received = 0;   // pause/resume frames received on this port
+  int64_t peak_queue_bytes = 0;  // most bytes queued in the data classes at once
   std::array<Time, kNumClasses> paused_time{};  // time each class of this port was paused
 };
 

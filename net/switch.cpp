@@ -203,6 +203,26 @@ void Switch::receive(Packet* p, uint16_t in) {
   inject(p, out);
 }
 
+bool Switch::hold(Packet* p) {
+  const uint16_t in = p->in_port;
+  const PortState& s = ports_[in];
+  const int64_t size = p->size;
+  bool ok;
+  if (lossless(p->tclass)) {
+    ok = !(size + s.hdrm[p->tclass] > s.headroom &&
+           size + shared_of(s, p->tclass) > pfc_threshold(in));
+  } else {
+    ok = size <= cfg_.buffer.size.count() - total_headroom_ - buffer_used_;
+  }
+  if (!ok) {
+    ++hold_drops_;
+    return false;
+  }
+  charge(in, *p);
+  if (lossless(p->tclass)) check_xoff(in, p->tclass);
+  return true;
+}
+
 void Switch::finish_extensions() {
   for (auto& ext : extensions_) ext->finish();
 }

@@ -34,6 +34,12 @@ class Switch : public Node, public EventTarget {
   void add_extension(std::unique_ptr<SwitchExtension> ext) { extensions_.push_back(std::move(ext)); }
   /// Admits and enqueues a packet an extension held (its in_port is already set).
   void inject(Packet* p, uint16_t out_port);
+  /// Charges a packet an extension will hold (a VOQ) to its ingress port, with PFC towards the
+  /// sender as for any buffered packet. False (and a counted drop) if the buffer refuses it.
+  bool hold(Packet* p);
+  /// Enqueues a packet charged by hold() on an egress port.
+  void send_held(Packet* p, uint16_t out_port) { ports_[out_port].egress->enqueue(p); }
+  uint64_t hold_drops() const { return hold_drops_; }
   /// End of run: extensions return what they hold.
   void finish_extensions();
   /// Computes headroom and thresholds once all ports exist.
@@ -102,6 +108,7 @@ class Switch : public Node, public EventTarget {
   int64_t total_reserve_ = 0;
   int64_t shared_used_ = 0;   // bytes in the shared pool (above reserves, below headroom)
   int64_t buffer_used_ = 0;   // every data byte held
+  uint64_t hold_drops_ = 0;
 };
 
 }  // namespace fabsim

@@ -45,6 +45,7 @@ TopologyInfo build_leaf_spine(Network& net, const LeafSpineConfig& cfg, const Sw
     ++leaf_hosts[l];
   }
   info.hosts_per_leaf = leaf_hosts.empty() ? 0 : leaf_hosts[0];
+  info.host_port = down_port;
   // spine_ports[s][l]: ports of spine s towards leaf l; uplinks[l]: all uplinks of leaf l.
   std::vector<std::vector<std::vector<uint16_t>>> spine_ports(
       cfg.spines, std::vector<std::vector<uint16_t>>(leaves));
@@ -101,6 +102,7 @@ TopologyInfo build_single_switch(Network& net, const SingleSwitchConfig& cfg,
     net.add_host("h" + std::to_string(h));
     routes[h] = {net.connect(net.host(h), s, link)};
     info.leaf_of_host.push_back(0);
+    info.host_port.push_back(routes[h][0]);
   }
   s.set_routes(routes);
   s.set_path_selector(sel(s.id()));

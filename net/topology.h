@@ -50,6 +50,7 @@ struct TopologyInfo {
   int hosts_per_leaf = 0;
   double speedup = 0;  // leaf uplink : downlink capacity (0 for a single switch)
   std::vector<uint32_t> leaf_of_host;
+  std::vector<uint16_t> host_port;       // per host: its port on its leaf
   std::vector<uint32_t> leaf_switches;   // switch ids
   std::vector<uint32_t> spine_switches;  // switch ids
   std::vector<std::vector<uint16_t>> leaf_uplinks;  // per leaf: its uplink port indices

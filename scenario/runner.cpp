@@ -4,6 +4,7 @@
 #include <chrono>  // wall time for the (non-JSON) speed figures
 
 #include "lb/ecmp.h"
+#include "gse/dgsq.h"
 #include "lb/spray.h"
 #include "net/meter.h"
 #include "transport/datagram.h"
@@ -129,6 +130,18 @@ void Run::install_fabric() {
       auto reorder = std::make_unique<GseReorder>(sim_, *sinks_.back(), cfg_.gse, host);
       gse_reorders_.push_back(reorder.get());
       sw.add_extension(std::move(reorder));
+      if (cfg_.gse.dgsq) {
+        gse_sources_.back()->set_deferred(true);
+        std::vector<int64_t> host_of_port(sw.port_count(), -1);
+        for (size_t h = 0; h < topo_.leaf_of_host.size(); ++h) {
+          if (topo_.leaf_of_host[h] == l) host_of_port[topo_.host_port[h]] = static_cast<int64_t>(h);
+        }
+        auto dgsq = std::make_unique<GseDgsq>(sim_, sw, cfg_.gse, gse_sources_.back(),
+                                              topo_.leaf_uplinks[l], host_of_port,
+                                              cfg_.network.framing_bytes);
+        gse_dgsqs_.push_back(dgsq.get());
+        sw.add_extension(std::move(dgsq));
+      }
     } else if (cfg_.fabric == "gse") {
       // GSE-E2E: the leaf is a GSF and pins each container to one uplink.
       sw.set_path_selector(std::make_unique<GseCoreSelector>(switch_seed(cfg_.seed, sw.id())));
@@ -150,6 +163,26 @@ void Run::install_fabric() {
 
 nlohmann::ordered_json Run::fabric_stats() const {
   nlohmann::ordered_json j = {{"kind", cfg_.fabric}, {"routing", cfg_.routing}};
+  // PFC split: frames sent by switches towards NICs (source-local) and inside the fabric.
+  uint64_t local_pfc = 0;
+  uint64_t fabric_pfc = 0;
+  int64_t peak_host_queue = 0;
+  for (size_t l = 0; l < topo_.leaf_switches.size(); ++l) {
+    const Switch& sw = net_.sw(topo_.leaf_switches[l]);
+    std::vector<bool> up(sw.port_count(), false);
+    for (uint16_t p : topo_.leaf_uplinks[l]) up[p] = true;
+    for (uint16_t p = 0; p < sw.port_count(); ++p) {
+      (up[p] ? fabric_pfc : local_pfc) += sw.port(p).counters().pfc_sent;
+      if (!up[p]) peak_host_queue = std::max(peak_host_queue, sw.port(p).counters().peak_queue_bytes);
+    }
+  }
+  for (uint32_t s : topo_.spine_switches) {
+    const Switch& sw = net_.sw(s);
+    for (uint16_t p = 0; p < sw.port_count(); ++p) fabric_pfc += sw.port(p).counters().pfc_sent;
+  }
+  j["pfc_to_hosts"] = local_pfc;
+  j["pfc_in_fabric"] = fabric_pfc;
+  j["peak_host_port_queue_bytes"] = peak_host_queue;
   if (!meters_.empty()) {
     uint64_t pairs = 0;
     uint64_t bad = 0;
@@ -181,6 +214,24 @@ nlohmann::ordered_json Run::fabric_stats() const {
       t.peak_bytes = std::max(t.peak_bytes, st.peak_bytes);
       t.peak_packets = std::max(t.peak_packets, st.peak_packets);
       if (span > 0) mean_bytes += st.byte_time / span;
+    }
+    if (!gse_dgsqs_.empty()) {
+      GseDgsq::Stats d;
+      for (const auto* q : gse_dgsqs_) {
+        const auto& st = q->stats();
+        d.requests += st.requests;
+        d.grants += st.grants;
+        d.granted_bytes += st.granted_bytes;
+        d.fallback_packets += st.fallback_packets;
+        d.voqs_created += st.voqs_created;
+        d.peak_voqs = std::max(d.peak_voqs, st.peak_voqs);
+        d.peak_voq_bytes = std::max(d.peak_voq_bytes, st.peak_voq_bytes);
+        d.hold_drops += st.hold_drops;
+      }
+      j["dgsq"] = {{"requests", d.requests},           {"grants", d.grants},
+                   {"granted_bytes", d.granted_bytes}, {"fallback_packets", d.fallback_packets},
+                   {"voqs_created", d.voqs_created},   {"peak_voqs_per_gsp", d.peak_voqs},
+                   {"peak_voq_bytes_per_gsp", d.peak_voq_bytes}, {"hold_drops", d.hold_drops}};
     }
     j["gse"] = {{"mode", cfg_.gse.mode == GseMode::kE2E ? "e2e" : "n2n"},
                 {"containers", containers},

@@ -6,6 +6,7 @@
 
 #include "core/simulation.h"
 #include "net/network.h"
+#include "gse/dgsq.h"
 #include "gse/gse.h"
 #include "net/meter.h"
 #include "net/topology.h"
@@ -42,6 +43,7 @@ class Run : public FlowObserver {
   Transport& transport() { return *transport_; }
   const std::vector<GseSourceSelector*>& gse_sources() const { return gse_sources_; }
   const std::vector<GseReorder*>& gse_reorders() const { return gse_reorders_; }
+  const std::vector<GseDgsq*>& gse_dgsqs() const { return gse_dgsqs_; }
   nlohmann::ordered_json fabric_stats() const;
 
  private:
@@ -58,6 +60,7 @@ class Run : public FlowObserver {
   std::vector<GseSourceSelector*> gse_sources_;   // owned by their switches
   std::vector<GseReorder*> gse_reorders_;         // owned by their switches
   std::vector<GseNic*> gse_nics_;                 // owned by their hosts (GSE-E2E)
+  std::vector<GseDgsq*> gse_dgsqs_;               // owned by their switches
   std::vector<std::unique_ptr<SwitchSink>> sinks_;
 };
 

@@ -537,10 +537,35 @@ void load_fabric(Section& f, ScenarioConfig& c) {
   c.gse.path = path == "least_queued" ? ContainerPath::kLeastQueued
                : path == "weighted"   ? ContainerPath::kWeighted
                                       : ContainerPath::kIndex;
+  c.gse.dgsq = g.boolean("dgsq", false,
+                         "DGSQ: per-destination VOQs at the source GSP that send only granted "
+                         "bytes (GSE-N2N; docs/gse.md)");
+  c.gse.grant_quantum = g.bytes("grant_quantum", Bytes(16384), Bytes(64), Bytes(1 << 30),
+                                "bytes per grant, paced at the egress port's rate").count();
+  c.gse.voq_pool_queues = g.integer("voq_pool_queues", 4096, 0, 1 << 24,
+                                    "VOQs a GSP can hold at once (then: shared, ungranted)");
+  c.gse.voq_pool_bytes = g.bytes("voq_pool_bytes", Bytes(int64_t{64} << 20), Bytes(0),
+                                 Bytes(int64_t{1} << 40), "bytes all VOQs of a GSP can hold")
+                             .count();
+  {
+    const auto w = g.strings("grant_weights", "grant weight per source GSP (leaf index), as "
+                                              "numbers in strings; empty = round robin");
+    for (const auto& x : w) {
+      try {
+        c.gse.grant_weights.push_back(std::stod(x));
+      } catch (const std::exception&) {
+        g.fail("grant_weights", "positive numbers, e.g. [\"3\", \"1\"]");
+      }
+      if (c.gse.grant_weights.back() <= 0) g.fail("grant_weights", "positive numbers");
+    }
+  }
   c.gse.reorder_timeout = g.time("reorder_timeout", Time::us(100),
                                  "give up on a container that does not complete [UNVERIFIED]");
   if (!g.describing() && c.gse.reorder_timeout.ps() <= 0) g.fail("reorder_timeout", "a positive duration");
   g.finish();
+  if (!f.describing() && c.gse.dgsq && c.gse.mode != GseMode::kN2N) {
+    g.fail("dgsq", "false with mode = \"e2e\" (DGSQ is modelled at the GSE-N2N leaf)");
+  }
   if (!f.describing() && c.fabric == "gse" && c.topology.kind != "leaf_spine") {
     f.fail("kind", "\"ethernet\" on a single switch (GSE needs leaves and spines)");
   }

@@ -1,0 +1,218 @@
+// DGSQ request/grant; see dgsq.h.
+#include "gse/dgsq.h"
+
+#include <algorithm>  // min
+
+#include "core/assert.h"
+#include "net/switch.h"
+
+namespace fabsim {
+
+GseDgsq::GseDgsq(Simulation& sim, Switch& sw, const GseConfig& cfg, GseSourceSelector* stamp,
+                 std::vector<uint16_t> uplinks, std::vector<int64_t> host_of_port,
+                 int64_t framing_bytes)
+    : sim_(sim), sw_(sw), cfg_(cfg), stamp_(stamp), uplinks_(std::move(uplinks)),
+      host_of_port_(std::move(host_of_port)), framing_(framing_bytes),
+      sched_(host_of_port_.size()) {}
+
+int64_t GseDgsq::wire(const Packet& p) const { return p.size + cfg_.header_bytes + framing_; }
+
+Packet* GseDgsq::control(PacketType type, uint32_t src, uint32_t dst, const GrantInfo& info) {
+  Packet* p = sim_.pool().acquire();
+  p->type = type;
+  p->size = 64;
+  p->tclass = kControlClass;
+  p->src = src;
+  p->dst = dst;
+  p->sport = static_cast<uint16_t>(49152 + (info.src_gsp % 16384));
+  p->set_ext(info);
+  p->sent = sim_.now();
+  return p;
+}
+
+bool GseDgsq::on_forward(Packet& p, uint16_t in_port, uint16_t out_port) {
+  if (p.type == PacketType::kRequest || p.type == PacketType::kGrant) {
+    if (!(host_of_port_[out_port] >= 0)) return true;  // passing through towards another leaf
+    const auto info = p.get_ext<GrantInfo>();
+    if (p.type == PacketType::kRequest) {
+      on_request(out_port, info.src_gsp, info.requester, info.cumulative);
+    } else {
+      on_grant(info.dst_port, info.cumulative);
+    }
+    sim_.pool().release(&p);
+    return false;
+  }
+  if (p.type != PacketType::kData || !(host_of_port_[in_port] >= 0) || p.tclass == kControlClass) return true;
+  auto it = voqs_.find(p.dst);
+  if (it == voqs_.end()) {
+    const bool room = static_cast<int64_t>(voqs_.size()) < cfg_.voq_pool_queues &&
+                      voq_bytes_ + p.size <= cfg_.voq_pool_bytes;
+    if (!room) {
+      // The pool is exhausted: forward without a grant, counted.
+      ++stats_.fallback_packets;
+      if ((host_of_port_[out_port] >= 0)) return true;
+      const uint16_t up = stamp_->stamp_and_choose(p, uplinks_.data(), static_cast<uint32_t>(uplinks_.size()));
+      sw_.inject(&p, up);
+      return false;
+    }
+    it = voqs_.emplace(p.dst, Voq{}).first;
+    Voq& v = it->second;
+    const uint64_t base = cumulative_[p.dst];
+    v.enqueued = v.requested = v.granted = v.sent = base;
+    v.local = (host_of_port_[out_port] >= 0);
+    v.local_port = out_port;
+    v.requester = p.src;
+    v.requester_port = in_port;
+    ++stats_.voqs_created;
+    stats_.peak_voqs = std::max<int64_t>(stats_.peak_voqs, static_cast<int64_t>(voqs_.size()));
+  } else if (voq_bytes_ + p.size > cfg_.voq_pool_bytes) {
+    ++stats_.fallback_packets;
+    if ((host_of_port_[out_port] >= 0)) return true;
+    const uint16_t up = stamp_->stamp_and_choose(p, uplinks_.data(), static_cast<uint32_t>(uplinks_.size()));
+    sw_.inject(&p, up);
+    return false;
+  }
+  if (!sw_.hold(&p)) {
+    ++stats_.hold_drops;
+    sim_.pool().release(&p);
+    return false;
+  }
+  Voq& v = it->second;
+  v.q.push_back(&p);
+  v.enqueued += static_cast<uint64_t>(wire(p));
+  voq_bytes_ += p.size;
+  stats_.peak_voq_bytes = std::max(stats_.peak_voq_bytes, voq_bytes_);
+  const uint32_t dst = p.dst;
+  if (!v.requesting) request(dst, v);
+  try_send(dst);
+  return false;
+}
+
+void GseDgsq::request(uint32_t dst, Voq& v) {
+  v.requesting = true;
+  v.requested = v.enqueued;
+  GrantInfo info;
+  info.cumulative = v.requested;
+  info.dst_port = dst;
+  info.requester = v.requester;
+  info.src_gsp = static_cast<uint16_t>(sw_.id());
+  if (v.local) {
+    on_request(v.local_port, info.src_gsp, info.requester, info.cumulative);
+    return;
+  }
+  ++stats_.requests;
+  sw_.receive(control(PacketType::kRequest, v.requester, dst, info), v.requester_port);
+}
+
+void GseDgsq::on_request(uint16_t port, uint16_t gsp, uint32_t requester, uint64_t cumulative) {
+  PortSched& ps = sched_[port];
+  Source* src = nullptr;
+  double floor = 0;
+  bool any = false;
+  for (auto& s : ps.sources) {
+    if (s.gsp == gsp) src = &s;
+    if (s.requested > s.granted && (!any || s.pass < floor)) {
+      floor = s.pass;
+      any = true;
+    }
+  }
+  if (src == nullptr) {
+    ps.sources.push_back(Source{});
+    src = &ps.sources.back();
+    src->gsp = gsp;
+    src->weight = gsp < cfg_.grant_weights.size() ? cfg_.grant_weights[gsp] : 1.0;
+  }
+  if (src->requested <= src->granted) src->pass = std::max(src->pass, floor);  // rejoin fairly
+  src->requester = requester;
+  src->requested = std::max(src->requested, cumulative);
+  if (!ps.running) {
+    ps.running = true;
+    grant_next(port);
+  }
+}
+
+// Grants one quantum to the waiting source with the lowest pass, then waits the time the port
+// needs to send those bytes: grants never outrun the port.
+void GseDgsq::grant_next(uint16_t port) {
+  PortSched& ps = sched_[port];
+  Source* best = nullptr;
+  for (auto& s : ps.sources) {
+    if (s.requested > s.granted && (best == nullptr || s.pass < best->pass)) best = &s;
+  }
+  if (best == nullptr) {
+    ps.running = false;
+    return;
+  }
+  const auto g = static_cast<int64_t>(
+      std::min<uint64_t>(static_cast<uint64_t>(cfg_.grant_quantum), best->requested - best->granted));
+  best->granted += static_cast<uint64_t>(g);
+  best->pass += static_cast<double>(g) / best->weight;
+  ++stats_.grants;
+  stats_.granted_bytes += static_cast<uint64_t>(g);
+  if (cfg_.record_grants) trace_.push_back({sim_.now(), port, g});
+  const auto dst_host = static_cast<uint32_t>(host_of_port_[port]);
+  GrantInfo info;
+  info.cumulative = best->granted;
+  info.src_gsp = best->gsp;
+  info.requester = best->requester;
+  info.dst_port = dst_host;
+  const Rate rate = sw_.port(port).link()->config().rate;
+  if (best->gsp == sw_.id()) {
+    on_grant(dst_host, best->granted);  // a source on this leaf: no packet needed
+  } else {
+    sw_.receive(control(PacketType::kGrant, dst_host, best->requester, info), port);
+  }
+  ps.timer.arm(sim_.scheduler(), this, port, sim_.now() + serialization_delay(g, rate));
+}
+
+void GseDgsq::on_event(uint32_t tag, uint32_t gen) {
+  PortSched& ps = sched_[tag];
+  if (!ps.timer.fire(gen)) return;
+  grant_next(static_cast<uint16_t>(tag));
+}
+
+void GseDgsq::on_grant(uint32_t dst, uint64_t cumulative) {
+  auto it = voqs_.find(dst);
+  if (it == voqs_.end()) return;
+  Voq& v = it->second;
+  v.granted = std::max(v.granted, cumulative);
+  if (v.granted >= v.requested) {
+    v.requesting = false;
+    if (v.enqueued > v.requested) request(dst, v);
+  }
+  try_send(dst);
+}
+
+// Sends granted packets of the VOQ for `dst` (if it still exists: a local request can be
+// granted, sent and its VOQ returned to the pool within the call that requested).
+void GseDgsq::try_send(uint32_t dst) {
+  auto it = voqs_.find(dst);
+  if (it == voqs_.end()) return;
+  Voq& v = it->second;
+  while (!v.q.empty() && v.sent < v.granted) {
+    Packet* p = v.q.front();
+    v.q.pop_front();
+    v.sent += static_cast<uint64_t>(wire(*p));
+    voq_bytes_ -= p->size;
+    if (v.local) {
+      sw_.send_held(p, v.local_port);
+    } else {
+      const uint16_t up =
+          stamp_->stamp_and_choose(*p, uplinks_.data(), static_cast<uint32_t>(uplinks_.size()));
+      sw_.send_held(p, up);
+    }
+  }
+  if (v.q.empty() && !v.requesting && v.sent >= v.enqueued) {
+    cumulative_[dst] = v.sent;
+    voqs_.erase(it);  // back to the pool
+  }
+}
+
+void GseDgsq::finish() {
+  for (auto& [dst, v] : voqs_) {
+    for (Packet* p : v.q) sim_.pool().release(p);
+    v.q.clear();
+  }
+}
+
+}  // namespace fabsim

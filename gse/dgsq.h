@@ -1,0 +1,117 @@
+// GSE data plane II, first part (seed 000 §3.1.2, §3.3; seed 002 §2.1, §2.2.2): DGSQ at the
+// GSP. One object per leaf (GSE-N2N) plays both roles:
+//  - source: data from its NICs waits in a virtual output queue per destination egress port,
+//    created when traffic for that port appears and returned to a pool when idle; the VOQ's
+//    bytes are charged to the NIC's ingress port, so when they pass the PFC threshold only
+//    that NIC is paused (source-local PFC). The VOQ requests bytes, and sends only granted
+//    bytes, packed into containers as in data plane I. When the pool (queues or bytes) runs
+//    out, traffic falls back to ungranted forwarding, counted.
+//  - destination: each egress port towards a NIC grants requested bytes in quanta, paced at
+//    the port's rate (so grants over any window never exceed what the port can send: seed 000's
+//    sum of grants <= C <= R), round robin or weighted among the requesting source GSPs.
+// Requests and grants are real 64 B control packets; a source and a destination on the same
+// leaf talk directly. Not yet modelled: transit GSFs capping grants, GSF back-pressure.
+#pragma once
+
+#include <cstdint>        // byte counters
+#include <deque>          // VOQ packets
+#include <unordered_map>  // VOQs, sources
+#include <vector>         // ports, trace
+
+#include "core/packet.h"
+#include "core/scheduler.h"
+#include "core/simulation.h"
+#include "gse/gse.h"
+#include "net/path_selector.h"
+
+namespace fabsim {
+
+class Switch;
+
+/// The protocol area of a request or grant packet.
+struct GrantInfo {
+  uint64_t cumulative = 0;  // request: bytes ever queued; grant: bytes ever granted
+  uint32_t dst_port = 0;    // destination egress port (host id)
+  uint32_t requester = 0;   // host on the source GSP the grant is addressed to
+  uint16_t src_gsp = 0;     // source GSP (switch id)
+};
+
+class GseDgsq : public SwitchExtension, public EventTarget {
+ public:
+  GseDgsq(Simulation& sim, Switch& sw, const GseConfig& cfg, GseSourceSelector* stamp,
+          std::vector<uint16_t> uplinks, std::vector<int64_t> host_of_port, int64_t framing_bytes);
+  bool on_forward(Packet& p, uint16_t in_port, uint16_t out_port) override;
+  void on_event(uint32_t tag, uint32_t gen) override;
+  void finish() override;
+
+  struct Stats {
+    uint64_t requests = 0;         // request packets sent (remote destinations)
+    uint64_t grants = 0;           // grants issued by this GSP's egress ports
+    uint64_t granted_bytes = 0;
+    uint64_t fallback_packets = 0; // sent without a VOQ because the pool was exhausted
+    uint64_t voqs_created = 0;
+    int64_t peak_voqs = 0;
+    int64_t peak_voq_bytes = 0;    // bytes in all VOQs at once
+    uint64_t hold_drops = 0;
+  };
+  const Stats& stats() const { return stats_; }
+  /// Grants issued: (time, egress port, bytes), when cfg.record_grants.
+  struct GrantRecord {
+    Time at;
+    uint16_t port;
+    int64_t bytes;
+  };
+  const std::vector<GrantRecord>& grant_trace() const { return trace_; }
+
+ private:
+  struct Voq {
+    std::deque<Packet*> q;
+    bool local = false;
+    uint16_t local_port = 0;
+    uint32_t requester = 0;
+    uint16_t requester_port = 0;
+    uint64_t enqueued = 0;  // cumulative wire bytes
+    uint64_t requested = 0;
+    uint64_t granted = 0;
+    uint64_t sent = 0;
+    bool requesting = false;
+  };
+  struct Source {
+    uint16_t gsp = 0;
+    uint32_t requester = 0;
+    uint64_t requested = 0;
+    uint64_t granted = 0;
+    double pass = 0;  // stride scheduling: lowest pass is served next
+    double weight = 1;
+  };
+  struct PortSched {
+    std::vector<Source> sources;
+    Timer timer;
+    bool running = false;
+  };
+  int64_t wire(const Packet& p) const;
+  void request(uint32_t dst, Voq& v);
+  void on_request(uint16_t port, uint16_t gsp, uint32_t requester, uint64_t cumulative);
+  void on_grant(uint32_t dst, uint64_t cumulative);
+  void try_send(uint32_t dst);
+  void grant_next(uint16_t port);
+  Packet* control(PacketType type, uint32_t src, uint32_t dst, const GrantInfo& info);
+
+  Simulation& sim_;
+  Switch& sw_;
+  GseConfig cfg_;
+  GseSourceSelector* stamp_;
+  std::vector<uint16_t> uplinks_;
+  std::vector<int64_t> host_of_port_;  // port -> attached host id, -1 for uplinks
+  int64_t framing_;
+  std::unordered_map<uint32_t, Voq> voqs_;
+  // Cumulative bytes per destination survive a VOQ's return to the pool: requests and grants
+  // count from the stream's start, and the destination keeps its counts too.
+  std::unordered_map<uint32_t, uint64_t> cumulative_;
+  std::vector<PortSched> sched_;  // by port
+  int64_t voq_bytes_ = 0;
+  Stats stats_;
+  std::vector<GrantRecord> trace_;
+};
+
+}  // namespace fabsim
