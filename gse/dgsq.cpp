@@ -15,7 +15,9 @@ GseDgsq::GseDgsq(Simulation& sim, Switch& sw, const GseConfig& cfg, GseSourceSel
       host_of_port_(std::move(host_of_port)), framing_(framing_bytes),
       sched_(host_of_port_.size()) {}
 
-int64_t GseDgsq::wire(const Packet& p) const { return p.size + cfg_.header_bytes + framing_; }
+// Bytes the destination port will send for `p`: frame + preamble/gap, without the GSE header
+// (the destination GSP removes it). Grants and requests count these.
+int64_t GseDgsq::wire(const Packet& p) const { return p.size + framing_; }
 
 Packet* GseDgsq::control(PacketType type, uint32_t src, uint32_t dst, const GrantInfo& info) {
   Packet* p = sim_.pool().acquire();
@@ -72,18 +74,25 @@ bool GseDgsq::on_forward(Packet& p, uint16_t in_port, uint16_t out_port) {
     sw_.inject(&p, up);
     return false;
   }
+  Voq& v = it->second;
+  const auto w = static_cast<uint64_t>(wire(p));
+  // A packet for another leaf leaves with a GSE header: reserve its bytes in the buffer now so
+  // that what is charged here is what the uplink credits when it sends the packet.
+  if (!v.local) p.size += static_cast<uint32_t>(cfg_.header_bytes);
   if (!sw_.hold(&p)) {
     ++stats_.hold_drops;
     sim_.pool().release(&p);
     return false;
   }
-  Voq& v = it->second;
   v.q.push_back(&p);
-  v.enqueued += static_cast<uint64_t>(wire(p));
+  v.enqueued += w;
   voq_bytes_ += p.size;
   stats_.peak_voq_bytes = std::max(stats_.peak_voq_bytes, voq_bytes_);
   const uint32_t dst = p.dst;
-  if (!v.requesting) request(dst, v);
+  // Keep the destination's view of the demand at most one quantum behind.
+  if (!v.requesting || v.enqueued - v.requested >= static_cast<uint64_t>(cfg_.grant_quantum)) {
+    request(dst, v);
+  }
   try_send(dst);
   return false;
 }
@@ -176,9 +185,10 @@ void GseDgsq::on_grant(uint32_t dst, uint64_t cumulative) {
   if (it == voqs_.end()) return;
   Voq& v = it->second;
   v.granted = std::max(v.granted, cumulative);
-  if (v.granted >= v.requested) {
+  if (v.enqueued > v.requested) {
+    request(dst, v);  // demand grew since the last request
+  } else if (v.granted >= v.requested) {
     v.requesting = false;
-    if (v.enqueued > v.requested) request(dst, v);
   }
   try_send(dst);
 }
@@ -192,8 +202,9 @@ void GseDgsq::try_send(uint32_t dst) {
   while (!v.q.empty() && v.sent < v.granted) {
     Packet* p = v.q.front();
     v.q.pop_front();
-    v.sent += static_cast<uint64_t>(wire(*p));
     voq_bytes_ -= p->size;
+    if (!v.local) p->size -= static_cast<uint32_t>(cfg_.header_bytes);  // stamping adds it
+    v.sent += static_cast<uint64_t>(wire(*p));
     if (v.local) {
       sw_.send_held(p, v.local_port);
     } else {
