@@ -165,7 +165,8 @@ void GseDgsq::grant_next(uint16_t port) {
   info.src_gsp = best->gsp;
   info.requester = best->requester;
   info.dst_port = dst_host;
-  const Rate rate = sw_.port(port).link()->config().rate;
+  const Rate rate(static_cast<int64_t>(
+      static_cast<double>(sw_.port(port).link()->config().rate.bps()) * cfg_.grant_rate));
   if (best->gsp == sw_.id()) {
     on_grant(dst_host, best->granted);  // a source on this leaf: no packet needed
   } else {
