@@ -13,7 +13,11 @@ GseDgsq::GseDgsq(Simulation& sim, Switch& sw, const GseConfig& cfg, GseSourceSel
                  int64_t framing_bytes)
     : sim_(sim), sw_(sw), cfg_(cfg), stamp_(stamp), uplinks_(std::move(uplinks)),
       host_of_port_(std::move(host_of_port)), framing_(framing_bytes),
-      sched_(host_of_port_.size()) {}
+      sched_(host_of_port_.size()) {
+  int64_t bps = 0;
+  for (uint16_t up : uplinks_) bps += sw_.port(up).link()->config().rate.bps();  // symmetric links
+  downlink_rate_ = Rate(static_cast<int64_t>(static_cast<double>(bps) * cfg_.grant_rate));
+}
 
 // Bytes the destination port will send for `p`: frame + preamble/gap, without the GSE header
 // (the destination GSP removes it). Grants and requests count these.
@@ -144,12 +148,25 @@ void GseDgsq::on_request(uint16_t port, uint16_t gsp, uint32_t requester, uint64
 // needs to send those bytes: grants never outrun the port.
 void GseDgsq::grant_next(uint16_t port) {
   PortSched& ps = sched_[port];
+  // Remote sources wait while the spine links into this leaf are fully granted; local ones
+  // (same leaf) do not cross them.
+  const bool remote_ok = !cfg_.transit_caps || downlink_rate_.bps() == 0 || downlink_free_ <= sim_.now();
   Source* best = nullptr;
+  bool remote_waiting = false;
   for (auto& s : ps.sources) {
-    if (s.requested > s.granted && (best == nullptr || s.pass < best->pass)) best = &s;
+    if (s.requested <= s.granted) continue;
+    if (s.gsp != sw_.id() && !remote_ok) {
+      remote_waiting = true;
+      continue;
+    }
+    if (best == nullptr || s.pass < best->pass) best = &s;
   }
   if (best == nullptr) {
-    ps.running = false;
+    if (remote_waiting) {
+      ps.timer.arm(sim_.scheduler(), this, port, downlink_free_);
+    } else {
+      ps.running = false;
+    }
     return;
   }
   const auto g = static_cast<int64_t>(
@@ -167,6 +184,9 @@ void GseDgsq::grant_next(uint16_t port) {
   info.dst_port = dst_host;
   const Rate rate(static_cast<int64_t>(
       static_cast<double>(sw_.port(port).link()->config().rate.bps()) * cfg_.grant_rate));
+  if (best->gsp != sw_.id() && cfg_.transit_caps && downlink_rate_.bps() > 0) {
+    downlink_free_ = std::max(downlink_free_, sim_.now()) + serialization_delay(g, downlink_rate_);
+  }
   if (best->gsp == sw_.id()) {
     on_grant(dst_host, best->granted);  // a source on this leaf: no packet needed
   } else {

@@ -112,6 +112,10 @@ class GseDgsq : public SwitchExtension, public EventTarget {
   int64_t voq_bytes_ = 0;
   Stats stats_;
   std::vector<GrantRecord> trace_;
+  // Transit capacity: the spine links into this leaf carry every remote source's granted
+  // bytes (containers are sprayed over all of them), so remote grants share one budget.
+  Rate downlink_rate_;      // sum of the spine -> leaf link rates x grant_rate
+  Time downlink_free_;      // when the budget next has room
 };
 
 }  // namespace fabsim

@@ -55,6 +55,7 @@ struct GseConfig {
   bool dgsq = false;
   int64_t grant_quantum = 16384;          // bytes per grant (one container by default)
   double grant_rate = 0.97;               // share of the port's rate granted (the rest: ACKs, CNPs)
+  bool transit_caps = true;               // grants to remote sources within the GSFs' capacity
   int64_t voq_pool_queues = 4096;         // VOQs a GSP can have at once
   int64_t voq_pool_bytes = int64_t{64} << 20;  // bytes all its VOQs can hold
   std::vector<double> grant_weights;      // per source GSP (leaf) id; empty = round robin

@@ -545,6 +545,10 @@ void load_fabric(Section& f, ScenarioConfig& c) {
   c.gse.grant_rate = g.real("grant_rate", 0.97, 0.01, 1.0,
                             "share of an egress port's rate its grants may use; the rest "
                             "carries ACKs and CNPs towards the NIC (about 2 % with RoCE)");
+  c.gse.transit_caps = g.boolean("transit_caps", true,
+                                 "grant remote sources no faster than the spine links into the "
+                                 "destination leaf carry (one budget: containers use all of "
+                                 "them)");
   c.gse.voq_pool_queues = g.integer("voq_pool_queues", 4096, 0, 1 << 24,
                                     "VOQs a GSP can hold at once (then: shared, ungranted)");
   c.gse.voq_pool_bytes = g.bytes("voq_pool_bytes", Bytes(int64_t{64} << 20), Bytes(0),

@@ -87,6 +87,54 @@ TEST(Dgsq, IncastIsLosslessWithLocalPfcOnlyAndABoundedEgressQueue) {
               static_cast<unsigned long long>(gse.fabric["pfc_in_fabric"].get<uint64_t>()));
 }
 
+TEST(Dgsq, TransitCapsKeepASharedSpineDownlinkBounded) {
+  // Two incasts into hosts 0 and 1 of leaf 0, whose only spine downlink is 100G: each port
+  // alone would grant 97G, 194G in all.
+  std::string toml = R"(
+[topology]
+kind = "leaf_spine"
+servers = 3
+gpus_per_server = 8
+spines = 1
+uplink_rate = "100Gbps"
+[transport]
+kind = "roce"
+[workload]
+kind = "flows"
+)";
+  for (int i = 0; i < 4; ++i) {
+    toml += fmt::format("[[workload.flows]]\nsrc = {}\ndst = 0\nbytes = \"2MB\"\n", 8 + i);
+    toml += fmt::format("[[workload.flows]]\nsrc = {}\ndst = 1\nbytes = \"2MB\"\n", 16 + i);
+  }
+  auto peak_downlink = [&](bool caps, RunResult* out) {
+    auto sets = kDgsq;
+    sets.push_back(caps ? "fabric.gse.transit_caps=true" : "fabric.gse.transit_caps=false");
+    const auto cfg = load_scenario_text(toml, "caps.toml", sets);
+    fabsim::Run run(cfg);
+    *out = run.execute();
+    EXPECT_TRUE(out->all_done);
+    const auto& spine = run.network().sw(run.topology().spine_switches[0]);
+    return spine.port(0).counters().peak_queue_bytes;  // spine -> leaf 0
+  };
+  RunResult capped;
+  RunResult uncapped;
+  const int64_t with = peak_downlink(true, &capped);
+  const int64_t without = peak_downlink(false, &uncapped);
+  // Bound, as for one egress port: grants into the leaf arrive at the downlink's rate, so only
+  // the spread of grant-to-data delays overlaps: C x (4 link delays + 4 frames) + 2 quanta + 1.
+  const int64_t bound =
+      bytes_in(1_us * 4 + serialization_delay(4 * 4194, 100_Gbps), 100_Gbps) + 2 * 16384 + 4194;
+  EXPECT_LE(with, bound);
+  EXPECT_EQ(capped.fabric["pfc_in_fabric"].get<uint64_t>(), 0U);
+  EXPECT_EQ(capped.totals.drops, 0U);
+  EXPECT_GT(without, 2 * bound);  // without the GSF's part, its downlink queue builds
+  std::printf("[ figures ] spine downlink peak queue: transit caps %lld B (bound %lld), without "
+              "%lld B (fabric PFC %llu)\n",
+              static_cast<long long>(with), static_cast<long long>(bound),
+              static_cast<long long>(without),
+              static_cast<unsigned long long>(uncapped.fabric["pfc_in_fabric"].get<uint64_t>()));
+}
+
 TEST(Dgsq, WeightedGrantsSplitThePortInRatio) {
   // Sources on leaves 1 and 2 (GSP ids 1 and 2) to host 0 on leaf 0, weights 3 : 1.
   const std::string toml = R"(
