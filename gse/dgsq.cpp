@@ -36,6 +36,16 @@ Packet* GseDgsq::control(PacketType type, uint32_t src, uint32_t dst, const Gran
   return p;
 }
 
+// The VOQ pool is exhausted: the packet goes on without a grant (the shared queue), counted.
+bool GseDgsq::fallback(Packet& p, uint16_t out_port) {
+  ++stats_.fallback_packets;
+  if (host_of_port_[out_port] >= 0) return true;  // a local port: plain forwarding
+  const uint16_t up =
+      stamp_->stamp_and_choose(p, uplinks_.data(), static_cast<uint32_t>(uplinks_.size()));
+  sw_.inject(&p, up);
+  return false;
+}
+
 bool GseDgsq::on_forward(Packet& p, uint16_t in_port, uint16_t out_port) {
   if (p.type == PacketType::kRequest || p.type == PacketType::kGrant) {
     if (!(host_of_port_[out_port] >= 0)) return true;  // passing through towards another leaf
@@ -53,13 +63,7 @@ bool GseDgsq::on_forward(Packet& p, uint16_t in_port, uint16_t out_port) {
   if (it == voqs_.end()) {
     const bool room = static_cast<int64_t>(voqs_.size()) < cfg_.voq_pool_queues &&
                       voq_bytes_ + p.size <= cfg_.voq_pool_bytes;
-    if (!room) {
-      // The pool is exhausted: forward without a grant, counted.
-      ++stats_.fallback_packets;
-      if ((host_of_port_[out_port] >= 0)) return true;
-      const uint16_t up = stamp_->stamp_and_choose(p, uplinks_.data(), static_cast<uint32_t>(uplinks_.size()));
-      sw_.inject(&p, up);
-      return false;
+    if (!room) return fallback(p, out_port);
     }
     it = voqs_.emplace(p.dst, Voq{}).first;
     Voq& v = it->second;
@@ -72,11 +76,7 @@ bool GseDgsq::on_forward(Packet& p, uint16_t in_port, uint16_t out_port) {
     ++stats_.voqs_created;
     stats_.peak_voqs = std::max<int64_t>(stats_.peak_voqs, static_cast<int64_t>(voqs_.size()));
   } else if (voq_bytes_ + p.size > cfg_.voq_pool_bytes) {
-    ++stats_.fallback_packets;
-    if ((host_of_port_[out_port] >= 0)) return true;
-    const uint16_t up = stamp_->stamp_and_choose(p, uplinks_.data(), static_cast<uint32_t>(uplinks_.size()));
-    sw_.inject(&p, up);
-    return false;
+    return fallback(p, out_port);
   }
   Voq& v = it->second;
   const auto w = static_cast<uint64_t>(wire(p));

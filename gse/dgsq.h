@@ -90,6 +90,7 @@ class GseDgsq : public SwitchExtension, public EventTarget {
     bool running = false;
   };
   int64_t wire(const Packet& p) const;
+  bool fallback(Packet& p, uint16_t out_port);
   void request(uint32_t dst, Voq& v);
   void on_request(uint16_t port, uint16_t gsp, uint32_t requester, uint64_t cumulative);
   void on_grant(uint32_t dst, uint64_t cumulative);
