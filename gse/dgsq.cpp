@@ -39,7 +39,7 @@ Packet* GseDgsq::control(PacketType type, uint32_t src, uint32_t dst, const Gran
 // The VOQ pool is exhausted: the packet goes on without a grant (the shared queue), counted.
 bool GseDgsq::fallback(Packet& p, uint16_t out_port) {
   ++stats_.fallback_packets;
-  if (host_of_port_[out_port] >= 0) return true;  // a local port: plain forwarding
+  if host_of_port_[out_port] >= 0 return true;  // a local port: plain forwarding
   const uint16_t up =
       stamp_->stamp_and_choose(p, uplinks_.data(), static_cast<uint32_t>(uplinks_.size()));
   sw_.inject(&p, up);
@@ -48,7 +48,7 @@ bool GseDgsq::fallback(Packet& p, uint16_t out_port) {
 
 bool GseDgsq::on_forward(Packet& p, uint16_t in_port, uint16_t out_port) {
   if (p.type == PacketType::kRequest || p.type == PacketType::kGrant) {
-    if (!(host_of_port_[out_port] >= 0)) return true;  // passing through towards another leaf
+    if (host_of_port_[out_port] < 0) return true;  // passing through towards another leaf
     const auto info = p.get_ext<GrantInfo>();
     if (p.type == PacketType::kRequest) {
       on_request(out_port, info.src_gsp, info.requester, info.cumulative);
@@ -58,18 +58,17 @@ bool GseDgsq::on_forward(Packet& p, uint16_t in_port, uint16_t out_port) {
     sim_.pool().release(&p);
     return false;
   }
-  if (p.type != PacketType::kData || !(host_of_port_[in_port] >= 0) || p.tclass == kControlClass) return true;
+  if (p.type != PacketType::kData || host_of_port_[in_port] < 0 || p.tclass == kControlClass) return true;
   auto it = voqs_.find(p.dst);
   if (it == voqs_.end()) {
     const bool room = static_cast<int64_t>(voqs_.size()) < cfg_.voq_pool_queues &&
                       voq_bytes_ + p.size <= cfg_.voq_pool_bytes;
     if (!room) return fallback(p, out_port);
-    }
     it = voqs_.emplace(p.dst, Voq{}).first;
     Voq& v = it->second;
     const uint64_t base = cumulative_[p.dst];
     v.enqueued = v.requested = v.granted = v.sent = base;
-    v.local = (host_of_port_[out_port] >= 0);
+    v.local = host_of_port_[out_port] >= 0;
     v.local_port = out_port;
     v.requester = p.src;
     v.requester_port = in_port;
