@@ -39,7 +39,7 @@ Packet* GseDgsq::control(PacketType type, uint32_t src, uint32_t dst, const Gran
 // The VOQ pool is exhausted: the packet goes on without a grant (the shared queue), counted.
 bool GseDgsq::fallback(Packet& p, uint16_t out_port) {
   ++stats_.fallback_packets;
-  if host_of_port_[out_port] >= 0 return true;  // a local port: plain forwarding
+  if (host_of_port_[out_port] >= 0) return true;  // a local port: plain forwarding
   const uint16_t up =
       stamp_->stamp_and_choose(p, uplinks_.data(), static_cast<uint32_t>(uplinks_.size()));
   sw_.inject(&p, up);
