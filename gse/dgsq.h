@@ -13,6 +13,7 @@
 // leaf talk directly. Not yet modelled: transit GSFs capping grants, GSF back-pressure.
 #pragma once
 
+#include <algorithm>      // max (merging counters)
 #include <cstdint>        // byte counters
 #include <deque>          // VOQ packets
 #include <unordered_map>  // VOQs, sources
@@ -53,6 +54,17 @@ class GseDgsq : public SwitchExtension, public EventTarget {
     int64_t peak_voqs = 0;
     int64_t peak_voq_bytes = 0;    // bytes in all VOQs at once
     uint64_t hold_drops = 0;
+    /// Adds another GSP's counters (peaks: the largest).
+    void merge(const Stats& o) {
+      requests += o.requests;
+      grants += o.grants;
+      granted_bytes += o.granted_bytes;
+      fallback_packets += o.fallback_packets;
+      voqs_created += o.voqs_created;
+      peak_voqs = std::max(peak_voqs, o.peak_voqs);
+      peak_voq_bytes = std::max(peak_voq_bytes, o.peak_voq_bytes);
+      hold_drops += o.hold_drops;
+    }
   };
   const Stats& stats() const { return stats_; }
   /// Grants issued: (time, egress port, bytes), when cfg.record_grants.

@@ -10,6 +10,7 @@
 //    header, and gives up on a container that does not complete within a timeout.
 #pragma once
 
+#include <algorithm>      // max (merging counters)
 #include <cstdint>        // ids
 #include <map>            // buffered containers
 #include <memory>         // owned state
@@ -184,6 +185,17 @@ class GseReorder : public SwitchExtension, public EventTarget {
     int64_t peak_bytes = 0;
     int64_t peak_packets = 0;
     long double byte_time = 0;      // integral of held bytes over time (byte x ps)
+    /// Adds another GSP's counters (peaks: the largest).
+    void merge(const Stats& o) {
+      packets += o.packets;
+      held += o.held;
+      timeouts += o.timeouts;
+      late += o.late;
+      dropped += o.dropped;
+      peak_bytes = std::max(peak_bytes, o.peak_bytes);
+      peak_packets = std::max(peak_packets, o.peak_packets);
+      byte_time += o.byte_time;
+    }
   };
   const Stats& stats() const { return stats_; }
 

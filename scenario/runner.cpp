@@ -203,31 +203,12 @@ nlohmann::ordered_json Run::fabric_stats() const {
       reorders.push_back(&n->reorder());
     }
     GseReorder::Stats t;
-    long double mean_bytes = 0;
+    for (const auto* r : reorders) t.merge(r->stats());
     const auto span = static_cast<long double>(sim_.now().ps());
-    for (const auto* r : reorders) {
-      const auto& st = r->stats();
-      t.packets += st.packets;
-      t.held += st.held;
-      t.timeouts += st.timeouts;
-      t.late += st.late;
-      t.peak_bytes = std::max(t.peak_bytes, st.peak_bytes);
-      t.peak_packets = std::max(t.peak_packets, st.peak_packets);
-      if (span > 0) mean_bytes += st.byte_time / span;
-    }
+    const long double mean_bytes = span > 0 ? t.byte_time / span : 0;
     if (!gse_dgsqs_.empty()) {
       GseDgsq::Stats d;
-      for (const auto* q : gse_dgsqs_) {
-        const auto& st = q->stats();
-        d.requests += st.requests;
-        d.grants += st.grants;
-        d.granted_bytes += st.granted_bytes;
-        d.fallback_packets += st.fallback_packets;
-        d.voqs_created += st.voqs_created;
-        d.peak_voqs = std::max(d.peak_voqs, st.peak_voqs);
-        d.peak_voq_bytes = std::max(d.peak_voq_bytes, st.peak_voq_bytes);
-        d.hold_drops += st.hold_drops;
-      }
+      for (const auto* q : gse_dgsqs_) d.merge(q->stats());
       j["dgsq"] = {{"requests", d.requests},           {"grants", d.grants},
                    {"granted_bytes", d.granted_bytes}, {"fallback_packets", d.fallback_packets},
                    {"voqs_created", d.voqs_created},   {"peak_voqs_per_gsp", d.peak_voqs},
@@ -239,6 +220,7 @@ nlohmann::ordered_json Run::fabric_stats() const {
                 {"reorder_held", t.held},
                 {"reorder_timeouts", t.timeouts},
                 {"reorder_late", t.late},
+                {"reorder_dropped", t.dropped},
                 {"reorder_peak_bytes", t.peak_bytes},
                 {"reorder_peak_packets", t.peak_packets},
                 {"reorder_mean_bytes_per_gsp",
