@@ -37,6 +37,18 @@ class Simulation {
   /// Runs events in (time, seq) order until none are left, `until` is passed, or stop() is
   /// called. Returns the number of events executed by this call.
   uint64_t run(Time until = Time::max());
+
+  /// Periodic observers (samplers, GSE state publication) are "background": they must not keep
+  /// a finished run alive. Arm with schedule_background(); in the handler call
+  /// background_fired() first, then re-arm only if foreground_pending().
+  void schedule_background(Time at, EventTarget* target, uint32_t tag) {
+    ++background_;
+    sched_.schedule(at, target, tag, 0);
+  }
+  void background_fired() { --background_; }
+  /// Inside an event handler: whether anything but background events is pending (the running
+  /// event's own slot is still counted by the scheduler).
+  bool foreground_pending() const { return sched_.size() > 1 + background_; }
   void stop() { stopped_ = true; }
   uint64_t events() const { return events_; }
   void set_progress_hook(ProgressHook* hook, uint64_t interval) {
@@ -50,6 +62,7 @@ class Simulation {
   Scheduler sched_;
   PacketPool pool_;
   uint64_t events_ = 0;
+  size_t background_ = 0;
   bool stopped_ = false;
   ProgressHook* hook_ = nullptr;
   uint64_t hook_interval_ = 0;

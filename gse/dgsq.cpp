@@ -4,6 +4,7 @@
 #include <algorithm>  // min
 
 #include "core/assert.h"
+#include "gse/gsos.h"
 #include "net/switch.h"
 
 namespace fabsim {
@@ -17,6 +18,14 @@ GseDgsq::GseDgsq(Simulation& sim, Switch& sw, const GseConfig& cfg, GseSourceSel
   int64_t bps = 0;
   for (uint16_t up : uplinks_) bps += sw_.port(up).link()->config().rate.bps();  // symmetric links
   downlink_rate_ = Rate(static_cast<int64_t>(static_cast<double>(bps) * cfg_.grant_rate));
+}
+
+int64_t GseDgsq::quantum() const { return gsos_ != nullptr ? gsos_->grant_policy().quantum : cfg_.grant_quantum; }
+double GseDgsq::share() const { return gsos_ != nullptr ? gsos_->grant_policy().rate_share : cfg_.grant_rate; }
+Rate GseDgsq::transit_rate() const {
+  if (gsos_ == nullptr) return downlink_rate_;
+  const Rate r = gsos_->ingress_capacity(gsos_->leaf_index(sw_.id()));
+  return Rate(static_cast<int64_t>(static_cast<double>(r.bps()) * share()));
 }
 
 // Bytes the destination port will send for `p`: frame + preamble/gap, without the GSE header
@@ -93,7 +102,7 @@ bool GseDgsq::on_forward(Packet& p, uint16_t in_port, uint16_t out_port) {
   stats_.peak_voq_bytes = std::max(stats_.peak_voq_bytes, voq_bytes_);
   const uint32_t dst = p.dst;
   // Keep the destination's view of the demand at most one quantum behind.
-  if (!v.requesting || v.enqueued - v.requested >= static_cast<uint64_t>(cfg_.grant_quantum)) {
+  if (!v.requesting || v.enqueued - v.requested >= static_cast<uint64_t>(quantum())) {
     request(dst, v);
   }
   try_send(dst);
@@ -132,7 +141,8 @@ void GseDgsq::on_request(uint16_t port, uint16_t gsp, uint32_t requester, uint64
     ps.sources.push_back(Source{});
     src = &ps.sources.back();
     src->gsp = gsp;
-    src->weight = gsp < cfg_.grant_weights.size() ? cfg_.grant_weights[gsp] : 1.0;
+    src->weight = gsos_ != nullptr ? gsos_->grant_policy().weight(gsp)
+                  : gsp < cfg_.grant_weights.size() ? cfg_.grant_weights[gsp] : 1.0;
   }
   if (src->requested <= src->granted) src->pass = std::max(src->pass, floor);  // rejoin fairly
   src->requester = requester;
@@ -149,7 +159,8 @@ void GseDgsq::grant_next(uint16_t port) {
   PortSched& ps = sched_[port];
   // Remote sources wait while the spine links into this leaf are fully granted; local ones
   // (same leaf) do not cross them.
-  const bool remote_ok = !cfg_.transit_caps || downlink_rate_.bps() == 0 || downlink_free_ <= sim_.now();
+  const Rate transit = transit_rate();
+  const bool remote_ok = !cfg_.transit_caps || transit.bps() == 0 || downlink_free_ <= sim_.now();
   Source* best = nullptr;
   bool remote_waiting = false;
   for (auto& s : ps.sources) {
@@ -169,7 +180,7 @@ void GseDgsq::grant_next(uint16_t port) {
     return;
   }
   const auto g = static_cast<int64_t>(
-      std::min<uint64_t>(static_cast<uint64_t>(cfg_.grant_quantum), best->requested - best->granted));
+      std::min<uint64_t>(static_cast<uint64_t>(quantum()), best->requested - best->granted));
   best->granted += static_cast<uint64_t>(g);
   best->pass += static_cast<double>(g) / best->weight;
   ++stats_.grants;
@@ -182,9 +193,9 @@ void GseDgsq::grant_next(uint16_t port) {
   info.requester = best->requester;
   info.dst_port = dst_host;
   const Rate rate(static_cast<int64_t>(
-      static_cast<double>(sw_.port(port).link()->config().rate.bps()) * cfg_.grant_rate));
-  if (best->gsp != sw_.id() && cfg_.transit_caps && downlink_rate_.bps() > 0) {
-    downlink_free_ = std::max(downlink_free_, sim_.now()) + serialization_delay(g, downlink_rate_);
+      static_cast<double>(sw_.port(port).link()->config().rate.bps()) * share()));
+  if (best->gsp != sw_.id() && cfg_.transit_caps && transit.bps() > 0) {
+    downlink_free_ = std::max(downlink_free_, sim_.now()) + serialization_delay(g, transit);
   }
   if (best->gsp == sw_.id()) {
     on_grant(dst_host, best->granted);  // a source on this leaf: no packet needed

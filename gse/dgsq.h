@@ -10,7 +10,11 @@
 //    the port's rate (so grants over any window never exceed what the port can send: seed 000's
 //    sum of grants <= C <= R), round robin or weighted among the requesting source GSPs.
 // Requests and grants are real 64 B control packets; a source and a destination on the same
-// leaf talk directly. Not yet modelled: transit GSFs capping grants, GSF back-pressure.
+// leaf talk directly. Transit capacity: the spine links into the destination leaf carry every
+// remote source's granted bytes (containers are sprayed over all of them), so remote grants
+// share one budget at those links' rate; with GSOS, only the links the destination leaf knows
+// to be usable count (a failed or failing link shrinks the budget). The grant policy (quantum,
+// rate share, weights) is GSOS's when one is set.
 #pragma once
 
 #include <algorithm>      // max (merging counters)
@@ -28,6 +32,7 @@
 namespace fabsim {
 
 class Switch;
+class Gsos;
 
 /// The protocol area of a request or grant packet.
 struct GrantInfo {
@@ -44,6 +49,8 @@ class GseDgsq : public SwitchExtension, public EventTarget {
   bool on_forward(Packet& p, uint16_t in_port, uint16_t out_port) override;
   void on_event(uint32_t tag, uint32_t gen) override;
   void finish() override;
+  /// Reads the grant policy and the usable transit capacity from GSOS from now on.
+  void set_gsos(const Gsos* g) { gsos_ = g; }
 
   struct Stats {
     uint64_t requests = 0;         // request packets sent (remote destinations)
@@ -114,6 +121,10 @@ class GseDgsq : public SwitchExtension, public EventTarget {
   Switch& sw_;
   GseConfig cfg_;
   GseSourceSelector* stamp_;
+  const Gsos* gsos_ = nullptr;
+  int64_t quantum() const;
+  double share() const;
+  Rate transit_rate() const;
   std::vector<uint16_t> uplinks_;
   std::vector<int64_t> host_of_port_;  // port -> attached host id, -1 for uplinks
   int64_t framing_;

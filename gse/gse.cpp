@@ -3,6 +3,7 @@
 
 #include "core/assert.h"
 #include "core/rng.h"
+#include "gse/gsos.h"
 #include "net/switch.h"
 
 namespace fabsim {
@@ -58,7 +59,16 @@ GseSourceSelector::GseSourceSelector(Switch& sw, const GseConfig& cfg, std::vect
 // every stream starting together sends its container c on uplink c at the same moment, so the
 // streams' containers collide (docs/gse.md).
 uint16_t GseSourceSelector::choose(const uint16_t* ports, uint32_t n, uint32_t container,
-                                   uint64_t offset) {
+                                   uint64_t offset, uint32_t dst) {
+  // Paths through a cable this GSP knows to be failed or failing are not candidates.
+  if (gsos_ != nullptr && gsos_->faults_known(sw_.id())) {
+    usable_.resize(n);
+    const uint32_t k = gsos_->filter(sw_.id(), dst, ports, n, usable_.data());
+    if (k > 0) {  // with no path left, the container goes where it would have gone
+      ports = usable_.data();
+      n = k;
+    }
+  }
   switch (cfg_.path) {
     case ContainerPath::kIndex:
       return ports[(container + offset) % n];
@@ -80,15 +90,39 @@ uint16_t GseSourceSelector::choose(const uint16_t* ports, uint32_t n, uint32_t c
       return ports[best];
     }
     case ContainerPath::kWeighted: {
-      // Smooth weighted round robin; every weight is 1 until grants and back-pressure set them.
+      // Smooth weighted round robin, each uplink weighted by its rate in Gb/s.
       int64_t total = 0;
       uint32_t best = 0;
       for (uint32_t k = 0; k < n; ++k) {
-        credit_[ports[k]] += 1;
-        total += 1;
+        const int64_t w = std::max<int64_t>(1, sw_.port(ports[k]).link()->config().rate.bps() / 1'000'000'000);
+        credit_[ports[k]] += w;
+        total += w;
         if (credit_[ports[k]] > credit_[ports[best]]) best = k;
       }
       credit_[ports[best]] -= total;
+      return ports[best];
+    }
+    case ContainerPath::kAdaptive: {
+      // Local uplink backlog plus the backlog the GSF behind it published for its link to the
+      // destination leaf; ties rotate like the index choice.
+      const uint32_t leaf = gsos_ != nullptr ? gsos_->leaf_index(sw_.id()) : 0;
+      const uint32_t dst_leaf = gsos_ != nullptr ? gsos_->leaf_of_host(dst) : 0;
+      uint32_t best = 0;
+      int64_t best_bytes = INT64_MAX;
+      for (uint32_t k = 0; k < n; ++k) {
+        const uint32_t i = static_cast<uint32_t>((container + offset + k) % n);
+        const EgressPort& e = sw_.port(ports[i]);
+        int64_t q = 0;
+        for (uint8_t c = 0; c < kControlClass; ++c) q += e.queued_bytes(c);
+        if (gsos_ != nullptr) {
+          const int64_t spine = gsos_->spine_of(leaf, ports[i]);
+          if (spine >= 0) q += gsos_->published_backlog(static_cast<uint32_t>(spine), dst_leaf);
+        }
+        if (q < best_bytes) {
+          best_bytes = q;
+          best = i;
+        }
+      }
       return ports[best];
     }
   }
@@ -111,7 +145,7 @@ uint16_t GseSourceSelector::stamp_and_choose(Packet& p, const uint16_t* ports, u
   const auto a = s.assigner.assign(p.size + cfg_.header_bytes + framing_);
   if (a.opened) {
     ++containers_;
-    s.port = choose(ports, n, a.container, s.offset);
+    s.port = choose(ports, n, a.container, s.offset, p.dst);
   }
   stamp(p, a, static_cast<uint16_t>(sw_.id()), cfg_.header_bytes);
   if (cfg_.record_containers) records_.push_back({p.dst, a.container, s.port});
@@ -121,6 +155,14 @@ uint16_t GseSourceSelector::stamp_and_choose(Packet& p, const uint16_t* ports, u
 uint16_t GseCoreSelector::select(Packet& p, const uint16_t* ports, uint32_t n) {
   if (p.type != PacketType::kData || (p.flags & kFabricHeader) == 0) return ecmp_.select(p, ports, n);
   const GseHeader h = gse_header(p);
+  if (gsos_ != nullptr && gsos_->faults_known(sw_)) {
+    usable_.resize(n);
+    const uint32_t k = gsos_->filter(sw_, h.dst_port, ports, n, usable_.data());
+    if (k > 0) {
+      ports = usable_.data();
+      n = k;
+    }
+  }
   const uint64_t offset = splitmix64((static_cast<uint64_t>(h.src_gsp) << 32) | h.dst_port);
   return ports[(h.container + offset) % n];
 }

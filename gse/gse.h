@@ -27,6 +27,7 @@
 namespace fabsim {
 
 class Switch;
+class Gsos;
 
 enum class ContainerRule : uint8_t {
   kCumulative,  // seed 000 §3.3: container id = cumulative bytes before the packet / length
@@ -35,7 +36,9 @@ enum class ContainerRule : uint8_t {
 enum class ContainerPath : uint8_t {
   kIndex,        // seed 000: uplink = container id mod number of uplinks
   kLeastQueued,  // the local uplink with the fewest queued bytes when the container opens
-  kWeighted,     // smooth weighted round robin (uniform weights until grants exist)
+  kWeighted,     // smooth weighted round robin over the uplinks (by their rates)
+  kAdaptive,     // fewest bytes queued on the local uplink plus the GSF's published backlog
+                 // on its downlink to the destination leaf (GSF back-pressure, gsos.h)
 };
 
 enum class GseMode : uint8_t {
@@ -61,6 +64,12 @@ struct GseConfig {
   int64_t voq_pool_bytes = int64_t{64} << 20;  // bytes all its VOQs can hold
   std::vector<double> grant_weights;      // per source GSP (leaf) id; empty = round robin
   bool record_grants = false;
+  // GSOS: fault notice and back-pressure (gsos.h, docs/FAULTS.md)
+  Time detect = Time::us(1);          // [UNVERIFIED] a device notices its link died (loss of signal)
+  Time notice_hop = Time::us(1);      // [UNVERIFIED] physical-layer notice, per hop
+  Time monitor_window = Time::us(10); // FEC error counting window
+  double ber_threshold = 2.4e-4;      // declare failing above this pre-FEC BER (KP4 FEC's limit)
+  Time publish_interval = Time::us(2);  // [UNVERIFIED] GSF downlink state publication period
 };
 
 /// The GSE header fields, stored in the fabric half of Packet::ext (16 bytes).
@@ -128,6 +137,8 @@ class GseSourceSelector : public PathSelector {
   /// DGSQ this runs when the VOQ sends the packet, not when the switch forwards it.
   uint16_t stamp_and_choose(Packet& p, const uint16_t* ports, uint32_t n);
   void set_deferred(bool d) { deferred_ = d; }
+  /// Fault views and back-pressure come from `g` (nullptr: a fault-free fabric, no back-pressure).
+  void set_gsos(const Gsos* g) { gsos_ = g; }
 
   struct Record {
     uint32_t dst;
@@ -143,8 +154,11 @@ class GseSourceSelector : public PathSelector {
     uint16_t port = 0;
     uint64_t offset = 0;  // per-stream rotation of the index choice (see choose())
   };
-  uint16_t choose(const uint16_t* ports, uint32_t n, uint32_t container, uint64_t offset);
+  uint16_t choose(const uint16_t* ports, uint32_t n, uint32_t container, uint64_t offset,
+                  uint32_t dst);
   Switch& sw_;
+  const Gsos* gsos_ = nullptr;
+  std::vector<uint16_t> usable_;  // scratch: candidates left after the fault view
   GseConfig cfg_;
   std::vector<bool> uplink_;
   EcmpSelector ecmp_;
@@ -162,9 +176,17 @@ class GseCoreSelector : public PathSelector {
  public:
   explicit GseCoreSelector(uint64_t seed) : ecmp_(seed) {}
   uint16_t select(Packet& p, const uint16_t* ports, uint32_t n) override;
+  /// Excludes links this switch (`sw`) knows to be failed or failing.
+  void set_gsos(const Gsos* g, uint32_t sw) {
+    gsos_ = g;
+    sw_ = sw;
+  }
 
  private:
   EcmpSelector ecmp_;
+  const Gsos* gsos_ = nullptr;
+  uint32_t sw_ = 0;
+  std::vector<uint16_t> usable_;
 };
 
 /// The destination GSP: container-order release per (source GSP, destination port) stream.

@@ -1,16 +1,83 @@
-// Link propagation with one pending event; see link.h.
+// Link propagation with one pending event, up/down state and the bit-error model; see link.h.
 #include "net/link.h"
+
+#include <cmath>  // lgamma, log1p, exp
 
 #include "core/assert.h"
 #include "net/node.h"
 
 namespace fabsim {
 
+namespace {
+constexpr int kRsSymbols = 544;       // codeword length in 10-bit symbols
+constexpr int kRsCorrectable = 15;    // (544 - 514) / 2
+constexpr int64_t kRsDataBits = 5140; // 514 data symbols x 10 bits
+}  // namespace
+
+// The tail P[X > 15] for X ~ Binomial(544, ps), summed term by term in log space so that tiny
+// probabilities (1e-20 and below) keep their precision.
+double rs544_codeword_failure(double ps) {
+  if (ps <= 0) return 0.0;
+  if (ps >= 1) return 1.0;
+  const double lp = std::log(ps);
+  const double lq = std::log1p(-ps);
+  const double lnf = std::lgamma(kRsSymbols + 1.0);
+  double tail = 0;
+  for (int k = kRsCorrectable + 1; k <= kRsSymbols; ++k) {
+    const double term = std::exp(lnf - std::lgamma(k + 1.0) - std::lgamma(kRsSymbols - k + 1.0) +
+                                 k * lp + (kRsSymbols - k) * lq);
+    tail += term;
+  }
+  return std::min(1.0, tail);
+}
+
+double frame_loss_probability(double ber, Fec fec, int64_t frame_bits) {
+  if (ber <= 0 || frame_bits <= 0) return 0.0;
+  if (fec == Fec::kNone) return -std::expm1(static_cast<double>(frame_bits) * std::log1p(-ber));
+  const double ps = -std::expm1(10.0 * std::log1p(-ber));
+  const double pcw = rs544_codeword_failure(ps);
+  const auto codewords = static_cast<double>((frame_bits + kRsDataBits - 1) / kRsDataBits);
+  return -std::expm1(codewords * std::log1p(-pcw));
+}
+
 Link::Link(Simulation& sim, const Config& cfg, Node* dst, uint16_t dst_port, uint64_t index)
     : sim_(sim), cfg_(cfg), dst_(dst), dst_port_(dst_port),
-      rng_(sim.rng(stream_id(StreamKind::kLink, index))) {}
+      rng_(sim.rng(stream_id(StreamKind::kLink, index))) {
+  set_ber(cfg.ber);
+}
+
+void Link::set_ber(double ber) {
+  FABSIM_ASSERT(ber >= 0 && ber < 1);
+  cfg_.ber = ber;
+  error_loss_.clear();
+}
+
+void Link::lose(Packet* p, bool fault) {
+  if (fault) {
+    ++faults_.fault_frames;
+    faults_.fault_bytes += p->size;
+  } else {
+    ++faults_.error_frames;
+    faults_.error_bytes += p->size;
+  }
+  sim_.pool().release(p);
+}
 
 void Link::transmit(Packet* p) {
+  if (p->type == PacketType::kData) faults_.last_data_tx = sim_.now();
+  if (!up_) {
+    lose(p, true);
+    return;
+  }
+  if (cfg_.ber > 0) {
+    if (error_loss_.size() <= p->size) error_loss_.resize(p->size + 1, -1.0);
+    double& pl = error_loss_[p->size];
+    if (pl < 0) pl = frame_loss_probability(cfg_.ber, cfg_.fec, int64_t{8} * p->size);
+    if (rng_.bernoulli(pl)) {
+      lose(p, false);
+      return;
+    }
+  }
   if (cfg_.loss_probability > 0 && p->type != PacketType::kPfc &&
       rng_.bernoulli(cfg_.loss_probability)) {
     ++lost_;
@@ -24,8 +91,29 @@ void Link::transmit(Packet* p) {
   }
 }
 
+// Frames on the wire when the link dies are lost with it; the pending arrival event finds the
+// ring empty and does nothing.
+void Link::set_up(bool up) {
+  if (up_ == up) return;
+  up_ = up;
+  if (!up) {
+    while (!ring_.empty()) {
+      lose(ring_.front().p, true);
+      ring_.pop_front();
+    }
+  }
+}
+
 void Link::on_event(uint32_t /*tag*/, uint32_t /*gen*/) {
-  FABSIM_ASSERT(!ring_.empty());
+  if (ring_.empty()) {  // the link went down with frames on the wire
+    armed_ = false;
+    return;
+  }
+  // A link that went down and came back may hold frames sent after the pending event's time.
+  if (ring_.front().arrive > sim_.now()) {
+    sim_.schedule(ring_.front().arrive, this, 0);
+    return;
+  }
   Packet* p = ring_.front().p;
   ring_.pop_front();
   if (!ring_.empty()) {

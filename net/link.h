@@ -1,10 +1,15 @@
-// A unidirectional link: rate, propagation delay and an optional random loss probability.
+// A unidirectional link: rate, propagation delay, an optional random loss probability, an
+// up/down state and a bit-error model (docs/FAULTS.md).
 // DESIGN.md "The engine": in-flight packets wait in a FIFO ring and the link arms exactly one
 // event, for the head packet; arrival order equals departure order because the delay is fixed.
+// Error model: a pre-FEC bit error rate and an FEC; a frame is lost when a codeword it spans is
+// uncorrectable (frame_loss_probability). Frames lost to errors and to a dead link are counted
+// apart from each other and from congestion drops (which happen in switches).
 #pragma once
 
 #include <cstdint>  // counters
 #include <string>   // name
+#include <vector>   // loss probability cache
 
 #include "core/packet.h"
 #include "core/ring.h"
@@ -16,6 +21,19 @@ namespace fabsim {
 
 class Node;
 
+/// Forward error correction on a link (docs/FAULTS.md).
+enum class Fec : uint8_t {
+  kNone,   // a frame is lost on any bit error
+  kRs544,  // IEEE 802.3 clause 91/134 RS(544,514) "KP4": 10-bit symbols, corrects 15 per codeword
+};
+
+/// Post-FEC loss probability of a frame of `frame_bits` bits at pre-FEC bit error rate `ber`,
+/// with independent bit errors. RS(544,514): symbol error p_s = 1 - (1 - ber)^10, codeword
+/// failure P_cw = P[Binomial(544, p_s) > 15], and a frame spans ceil(bits / 5140) codewords.
+double frame_loss_probability(double ber, Fec fec, int64_t frame_bits);
+/// Probability that a 544-symbol RS codeword is uncorrectable at symbol error rate `ps`.
+double rs544_codeword_failure(double ps);
+
 class Link : public EventTarget {
  public:
   struct Config {
@@ -23,6 +41,8 @@ class Link : public EventTarget {
     Time delay = Time::us(1);       // propagation delay
     double loss_probability = 0.0;  // per packet, PFC frames exempt (tests, lossy optics)
     int64_t framing_bytes = 20;     // preamble + SFD (8) + inter-frame gap (12) per frame
+    double ber = 0.0;               // pre-FEC bit error rate
+    Fec fec = Fec::kRs544;
   };
   Link(Simulation& sim, const Config& cfg, Node* dst, uint16_t dst_port, uint64_t index);
 
@@ -44,6 +64,24 @@ class Link : public EventTarget {
   Node* dst() const { return dst_; }
   uint16_t dst_port() const { return dst_port_; }
   uint64_t lost() const { return lost_; }
+  /// Takes the link down (every frame sent onto it, or on the wire, is lost) or back up.
+  void set_up(bool up);
+  bool up() const { return up_; }
+  /// Changes the pre-FEC bit error rate from now on.
+  void set_ber(double ber);
+  double ber() const { return cfg_.ber; }
+  void set_fec(Fec fec) {
+    cfg_.fec = fec;
+    error_loss_.clear();
+  }
+  struct FaultCounters {
+    uint64_t fault_frames = 0;  // data/control frames lost because the link was down
+    uint64_t fault_bytes = 0;
+    uint64_t error_frames = 0;  // frames lost to uncorrectable bit errors
+    uint64_t error_bytes = 0;
+    Time last_data_tx;  // when the last data frame was handed to the link (0: never)
+  };
+  const FaultCounters& fault_counters() const { return faults_; }
   size_t in_flight() const { return ring_.size(); }
   /// Returns in-flight packets to the pool (end of a run that stopped early).
   void drain();
@@ -61,6 +99,10 @@ class Link : public EventTarget {
   Ring<Slot> ring_;
   bool armed_ = false;
   uint64_t lost_ = 0;
+  bool up_ = true;
+  FaultCounters faults_;
+  std::vector<double> error_loss_;  // frame loss probability by frame size, when ber > 0
+  void lose(Packet* p, bool fault);
   uint32_t cached_size_ = 0;
   Time cached_ser_;
 };

@@ -30,7 +30,7 @@ class PortSampler : public EventTarget {
   };
   PortSampler(Simulation& sim, Time interval) : sim_(sim), interval_(interval) {}
   void add(const std::string& node, const EgressPort& port);
-  void start() { sim_.schedule(sim_.now(), this, 0); }
+  void start() { sim_.schedule_background(sim_.now(), this, 0); }
   void on_event(uint32_t tag, uint32_t gen) override;
   const std::vector<Series>& series() const { return series_; }
   const std::vector<PortSample>& samples() const { return samples_; }

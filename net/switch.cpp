@@ -191,7 +191,12 @@ void Switch::receive(Packet* p, uint16_t in) {
   }
   FABSIM_ASSERT(p->dst < route_group_.size());
   const RouteGroup g = groups_[route_group_[p->dst]];
-  FABSIM_ASSERT(g.count > 0);
+  if (g.count == 0) {  // unreachable (every path failed): lost to the fault
+    ++unroutable_;
+    unroutable_bytes_ += p->size;
+    sim_.pool().release(p);
+    return;
+  }
   const uint16_t* ports = &group_ports_[g.first];
   const uint16_t out = g.count == 1 && !selector_->sees_single_paths()
                            ? ports[0]

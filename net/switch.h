@@ -40,6 +40,14 @@ class Switch : public Node, public EventTarget {
   /// Enqueues a packet charged by hold() on an egress port.
   void send_held(Packet* p, uint16_t out_port) { ports_[out_port].egress->enqueue(p); }
   uint64_t hold_drops() const { return hold_drops_; }
+  /// Packets dropped because no route to their destination was left (failed links).
+  uint64_t unroutable() const { return unroutable_; }
+  uint64_t unroutable_bytes() const { return unroutable_bytes_; }
+  /// The ports this switch currently uses towards host `dst`.
+  std::vector<uint16_t> routes_to(uint32_t dst) const {
+    const RouteGroup g = groups_[route_group_[dst]];
+    return {group_ports_.begin() + g.first, group_ports_.begin() + g.first + g.count};
+  }
   /// End of run: extensions return what they hold.
   void finish_extensions();
   /// Computes headroom and thresholds once all ports exist.
@@ -109,6 +117,8 @@ class Switch : public Node, public EventTarget {
   int64_t shared_used_ = 0;   // bytes in the shared pool (above reserves, below headroom)
   int64_t buffer_used_ = 0;   // every data byte held
   uint64_t hold_drops_ = 0;
+  uint64_t unroutable_ = 0;
+  uint64_t unroutable_bytes_ = 0;
 };
 
 }  // namespace fabsim

@@ -1,9 +1,64 @@
 // Leaf-spine and single-switch builders with equal-cost routing tables; see topology.h.
 #include "net/topology.h"
 
+#include <algorithm>  // max
+
 #include "core/assert.h"
 
 namespace fabsim {
+
+std::string Cable::name(bool parallel) const {
+  std::string n = "leaf" + std::to_string(leaf) + "-spine" + std::to_string(spine);
+  if (parallel) n += "#" + std::to_string(k);
+  return n;
+}
+
+int64_t TopologyInfo::find_cable(const std::string& name) const {
+  for (size_t i = 0; i < cables.size(); ++i) {
+    if (cables[i].name(links_per_spine > 1) == name) return static_cast<int64_t>(i);
+    if (links_per_spine > 1 && cables[i].k == 0 && cables[i].name(false) == name) {
+      return static_cast<int64_t>(i);
+    }
+  }
+  return -1;
+}
+
+void install_leaf_spine_routes(Network& net, const TopologyInfo& info, const uint32_t* only,
+                               size_t count) {
+  auto selected = [only, count](uint32_t sw) {
+    return only == nullptr || std::find(only, only + count, sw) != only + count;
+  };
+  const auto leaves = static_cast<size_t>(info.leaves);
+  const auto spines = static_cast<size_t>(info.spines);
+  // reach[s][l]: live ports of spine s towards leaf l.
+  std::vector<std::vector<std::vector<uint16_t>>> reach(spines, std::vector<std::vector<uint16_t>>(leaves));
+  for (const Cable& c : info.cables) {
+    if (c.alive()) reach[c.spine][c.leaf].push_back(c.spine_port);
+  }
+  for (size_t l = 0; l < leaves; ++l) {
+    if (!selected(info.leaf_switches[l])) continue;
+    // via[m]: live uplinks of leaf l whose spine still reaches leaf m.
+    std::vector<std::vector<uint16_t>> via(leaves);
+    for (const Cable& c : info.cables) {
+      if (c.leaf != l || !c.alive()) continue;
+      for (size_t m = 0; m < leaves; ++m) {
+        if (!reach[c.spine][m].empty()) via[m].push_back(c.leaf_port);
+      }
+    }
+    std::vector<std::vector<uint16_t>> routes(info.leaf_of_host.size());
+    for (size_t h = 0; h < routes.size(); ++h) {
+      const uint32_t m = info.leaf_of_host[h];
+      routes[h] = m == l ? std::vector<uint16_t>{info.host_port[h]} : via[m];
+    }
+    net.sw(info.leaf_switches[l]).set_routes(routes);
+  }
+  for (size_t s = 0; s < spines; ++s) {
+    if (!selected(info.spine_switches[s])) continue;
+    std::vector<std::vector<uint16_t>> routes(info.leaf_of_host.size());
+    for (size_t h = 0; h < routes.size(); ++h) routes[h] = reach[s][info.leaf_of_host[h]];
+    net.sw(info.spine_switches[s]).set_routes(routes);
+  }
+}
 
 TopologyInfo build_leaf_spine(Network& net, const LeafSpineConfig& cfg, const SwitchConfig& sw,
                               int64_t framing_bytes, double loss, const SelectorFactory& sel) {
@@ -46,10 +101,8 @@ TopologyInfo build_leaf_spine(Network& net, const LeafSpineConfig& cfg, const Sw
   }
   info.hosts_per_leaf = leaf_hosts.empty() ? 0 : leaf_hosts[0];
   info.host_port = down_port;
-  // spine_ports[s][l]: ports of spine s towards leaf l; uplinks[l]: all uplinks of leaf l.
-  std::vector<std::vector<std::vector<uint16_t>>> spine_ports(
-      cfg.spines, std::vector<std::vector<uint16_t>>(leaves));
   info.leaf_uplinks.assign(leaves, {});
+  info.links_per_spine = cfg.links_per_spine;
   for (int l = 0; l < leaves; ++l) {
     for (int s = 0; s < cfg.spines; ++s) {
       for (int k = 0; k < cfg.links_per_spine; ++k) {
@@ -57,24 +110,30 @@ TopologyInfo build_leaf_spine(Network& net, const LeafSpineConfig& cfg, const Sw
         if (!cfg.spine_delays.empty()) link.delay = cfg.spine_delays[s];
         const auto [pl, ps] = net.connect(*leaf[l], *spine[s], link);
         info.leaf_uplinks[l].push_back(pl);
-        spine_ports[s][l].push_back(ps);
+        Cable c;
+        c.leaf = static_cast<uint32_t>(l);
+        c.spine = static_cast<uint32_t>(s);
+        c.k = static_cast<uint32_t>(k);
+        c.leaf_port = pl;
+        c.spine_port = ps;
+        c.up = leaf[l]->port(pl).link();
+        c.down = spine[s]->port(ps).link();
+        info.cables.push_back(c);
       }
     }
   }
-  for (int l = 0; l < leaves; ++l) {
-    std::vector<std::vector<uint16_t>> routes(hosts);
-    for (int h = 0; h < hosts; ++h) {
-      routes[h] = info.leaf_of_host[h] == static_cast<uint32_t>(l)
-                      ? std::vector<uint16_t>{down_port[h]}
-                      : info.leaf_uplinks[l];
-    }
-    leaf[l]->set_routes(routes);
+  info.uplink_cable.assign(leaves, {});
+  info.spine_cable.assign(cfg.spines, {});
+  for (size_t i = 0; i < info.cables.size(); ++i) {
+    const Cable& c = info.cables[i];
+    auto& up = info.uplink_cable[c.leaf];
+    auto& sp = info.spine_cable[c.spine];
+    up.resize(std::max<size_t>(up.size(), c.leaf_port + 1U), ~0U);
+    sp.resize(std::max<size_t>(sp.size(), c.spine_port + 1U), ~0U);
+    up[c.leaf_port] = static_cast<uint32_t>(i);
+    sp[c.spine_port] = static_cast<uint32_t>(i);
   }
-  for (int s = 0; s < cfg.spines; ++s) {
-    std::vector<std::vector<uint16_t>> routes(hosts);
-    for (int h = 0; h < hosts; ++h) routes[h] = spine_ports[s][info.leaf_of_host[h]];
-    spine[s]->set_routes(routes);
-  }
+  install_leaf_spine_routes(net, info);
   for (size_t i = 0; i < net.switch_count(); ++i) {
     net.sw(i).set_path_selector(sel(static_cast<uint32_t>(i)));
     net.sw(i).finalize();

@@ -41,6 +41,21 @@ struct SingleSwitchConfig {
 /// Creates the path selector of switch number `switch_id` (build time only).
 using SelectorFactory = std::function<std::unique_ptr<PathSelector>(uint32_t switch_id)>;
 
+/// A duplex leaf-spine cable (the unit that fails in docs/FAULTS.md).
+struct Cable {
+  uint32_t leaf = 0;        // leaf index
+  uint32_t spine = 0;       // spine index
+  uint32_t k = 0;           // parallel link number between this leaf and spine
+  uint16_t leaf_port = 0;   // on the leaf switch
+  uint16_t spine_port = 0;  // on the spine switch
+  Link* up = nullptr;       // leaf -> spine
+  Link* down = nullptr;     // spine -> leaf
+  /// "leaf<l>-spine<s>", with "#<k>" when there are parallel links.
+  std::string name(bool parallel) const;
+  /// Both directions carry light (a cable is down when either direction is).
+  bool alive() const { return up->up() && down->up(); }
+};
+
 /// What a builder made, for reports.
 struct TopologyInfo {
   std::string kind;
@@ -54,7 +69,20 @@ struct TopologyInfo {
   std::vector<uint32_t> leaf_switches;   // switch ids
   std::vector<uint32_t> spine_switches;  // switch ids
   std::vector<std::vector<uint16_t>> leaf_uplinks;  // per leaf: its uplink port indices
+  int links_per_spine = 0;
+  std::vector<Cable> cables;                        // leaf-major: leaf, spine, k
+  std::vector<std::vector<uint32_t>> uplink_cable;  // per leaf, per port: cable index (or ~0)
+  std::vector<std::vector<uint32_t>> spine_cable;   // per spine, per port: cable index
+  /// The cable called `name` (Cable::name), or -1.
+  int64_t find_cable(const std::string& name) const;
 };
+
+/// Installs equal-cost routes on every switch of a leaf-spine network over the cables that
+/// are alive now: a leaf uses the live uplinks to spines that still reach the destination's
+/// leaf; a spine uses its live links to that leaf. No path leaves an empty set (unreachable).
+/// With `only`, updates just those `count` switches (by switch id).
+void install_leaf_spine_routes(Network& net, const TopologyInfo& info,
+                               const uint32_t* only = nullptr, size_t count = 0);
 
 TopologyInfo build_leaf_spine(Network& net, const LeafSpineConfig& cfg, const SwitchConfig& sw,
                               int64_t framing_bytes, double loss, const SelectorFactory& sel);

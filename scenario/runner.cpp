@@ -41,7 +41,23 @@ Run::Run(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), net_(sim_) {
     topo_ = build_leaf_spine(net_, cfg_.topology.leaf_spine, n.sw, n.framing_bytes,
                              n.loss_probability, sel);
   }
+  for (const auto& link : net_.links()) {
+    link->set_fec(n.fec);
+    link->set_ber(n.ber);
+  }
   install_fabric();
+  if (!cfg_.faults.events.empty()) {
+    faults_ = std::make_unique<FaultInjector>(sim_, topo_, cfg_.faults.events);
+    if (gsos_) {
+      faults_->add_listener(gsos_.get());
+    } else {
+      reconvergence_ = std::make_unique<Reconvergence>(sim_, net_, topo_, cfg_.faults.reconverge_local,
+                                                       cfg_.faults.reconverge);
+      faults_->add_listener(reconvergence_.get());
+    }
+    faults_->start();
+  }
+  if (gsos_) gsos_->start(cfg_.gse.path == ContainerPath::kAdaptive);
   if (cfg_.transport.kind == "roce") {
     RoceConfig rc = cfg_.transport.roce;
     rc.wire = cfg_.transport.wire;
@@ -110,6 +126,7 @@ Run::~Run() = default;
 // GSE roles (GSE-N2N: leaves are GSPs, spines GSFs) and the misordering meters at the leaves.
 void Run::install_fabric() {
   const size_t leaves = topo_.leaf_switches.size();
+  if (cfg_.fabric == "gse") gsos_ = std::make_unique<Gsos>(sim_, net_, topo_, cfg_.gse);
   for (size_t l = 0; l < leaves; ++l) {
     Switch& sw = net_.sw(topo_.leaf_switches[l]);
     std::vector<bool> uplink(sw.port_count(), false);
@@ -124,6 +141,7 @@ void Run::install_fabric() {
     if (cfg_.fabric == "gse" && cfg_.gse.mode == GseMode::kN2N) {
       auto src = std::make_unique<GseSourceSelector>(sw, cfg_.gse, uplink, switch_seed(cfg_.seed, sw.id()),
                                                      cfg_.network.framing_bytes);
+      src->set_gsos(gsos_.get());
       gse_sources_.push_back(src.get());
       sw.set_path_selector(std::move(src));
       sinks_.push_back(std::make_unique<SwitchSink>(sw));
@@ -139,12 +157,15 @@ void Run::install_fabric() {
         auto dgsq = std::make_unique<GseDgsq>(sim_, sw, cfg_.gse, gse_sources_.back(),
                                               topo_.leaf_uplinks[l], host_of_port,
                                               cfg_.network.framing_bytes);
+        dgsq->set_gsos(gsos_.get());
         gse_dgsqs_.push_back(dgsq.get());
         sw.add_extension(std::move(dgsq));
       }
     } else if (cfg_.fabric == "gse") {
       // GSE-E2E: the leaf is a GSF and pins each container to one uplink.
-      sw.set_path_selector(std::make_unique<GseCoreSelector>(switch_seed(cfg_.seed, sw.id())));
+      auto core = std::make_unique<GseCoreSelector>(switch_seed(cfg_.seed, sw.id()));
+      core->set_gsos(gsos_.get(), sw.id());
+      sw.set_path_selector(std::move(core));
     }
   }
   if (cfg_.fabric == "gse" && cfg_.gse.mode == GseMode::kE2E) {
@@ -156,7 +177,9 @@ void Run::install_fabric() {
   }
   if (cfg_.fabric == "gse") {
     for (uint32_t s : topo_.spine_switches) {
-      net_.sw(s).set_path_selector(std::make_unique<GseCoreSelector>(switch_seed(cfg_.seed, s)));
+      auto core = std::make_unique<GseCoreSelector>(switch_seed(cfg_.seed, s));
+      core->set_gsos(gsos_.get(), s);
+      net_.sw(s).set_path_selector(std::move(core));
     }
   }
 }
@@ -233,6 +256,77 @@ void Run::on_flow_done(uint32_t /*flow*/, Time /*at*/) {
   if (flows_.completed() == flows_.size()) sim_.stop();
 }
 
+nlohmann::ordered_json Run::fault_stats() const {
+  uint64_t fault_frames = 0;
+  uint64_t fault_bytes = 0;
+  uint64_t error_frames = 0;
+  uint64_t error_bytes = 0;
+  for (const auto& l : net_.links()) {
+    const auto& f = l->fault_counters();
+    fault_frames += f.fault_frames;
+    fault_bytes += f.fault_bytes;
+    error_frames += f.error_frames;
+    error_bytes += f.error_bytes;
+  }
+  uint64_t congestion_frames = 0;
+  for (size_t s = 0; s < net_.switch_count(); ++s) {
+    const Switch& sw = net_.sw(s);
+    fault_frames += sw.unroutable();
+    fault_bytes += sw.unroutable_bytes();
+    congestion_frames += sw.hold_drops();
+    for (size_t p = 0; p < sw.port_count(); ++p) congestion_frames += sw.port(p).counters().drops;
+  }
+  uint64_t retx_bytes = 0;
+  for (const auto& f : flows_.records()) retx_bytes += f.retransmitted_bytes;
+  nlohmann::ordered_json j = {{"lost_to_faults_frames", fault_frames},
+                              {"lost_to_faults_bytes", fault_bytes},
+                              {"lost_to_errors_frames", error_frames},
+                              {"lost_to_errors_bytes", error_bytes},
+                              {"congestion_drops_frames", congestion_frames},
+                              {"retransmitted_bytes", retx_bytes}};
+  if (faults_) {
+    nlohmann::ordered_json cables = nlohmann::ordered_json::array();
+    const auto& first = faults_->first_fault();
+    for (size_t c = 0; c < first.size(); ++c) {
+      if (first[c] == Time::max()) continue;
+      const Cable& cab = topo_.cables[c];
+      const Time last = std::max(cab.up->fault_counters().last_data_tx, cab.down->fault_counters().last_data_tx);
+      nlohmann::ordered_json e = {{"link", cab.name(topo_.links_per_spine > 1)},
+                                  {"first_fault_us", first[c].us_f()},
+                                  {"last_use_after_fault_us", last > first[c] ? (last - first[c]).us_f() : 0.0},
+                                  {"alive_at_end", cab.alive()},
+                                  {"lost_frames", cab.up->fault_counters().fault_frames +
+                                                      cab.down->fault_counters().fault_frames +
+                                                      cab.up->fault_counters().error_frames +
+                                                      cab.down->fault_counters().error_frames}};
+      if (gsos_) {
+        // When the last GSE device learned (the whole fabric knows from then on).
+        Time all;
+        bool known = true;
+        for (size_t s = 0; s < net_.switch_count(); ++s) {
+          const Time t = gsos_->known_at(static_cast<uint32_t>(s), static_cast<uint32_t>(c));
+          if (t == Time::max()) known = false;
+          else all = std::max(all, t);
+        }
+        e["known_by_all_after_us"] = known ? (all - first[c]).us_f() : -1.0;
+      }
+      cables.push_back(e);
+    }
+    j["cables"] = cables;
+    j["changes"] = faults_->changes().size();
+    if (reconvergence_) j["route_recomputations"] = reconvergence_->recomputations();
+  }
+  if (gsos_) {
+    const auto& g = gsos_->stats();
+    j["gsos"] = {{"notices", g.notices},
+                 {"declared_failing", g.declared_failing},
+                 {"declared_recovered", g.declared_recovered},
+                 {"monitor_windows", g.monitor_windows},
+                 {"publications", g.publications}};
+  }
+  return j;
+}
+
 RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
   const auto wall0 = std::chrono::steady_clock::now();
   if (hook != nullptr) sim_.set_progress_hook(hook, hook_interval);
@@ -262,6 +356,7 @@ RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
   r.wall_seconds = std::chrono::duration<double>(wall1 - wall0).count();
   r.transport_kind = cfg_.transport.kind;
   r.fabric = fabric_stats();
+  r.fabric["faults"] = fault_stats();
   r.transport_counters = transport_->counters();
 
   net_.finish();

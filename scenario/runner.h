@@ -8,6 +8,8 @@
 #include "net/network.h"
 #include "gse/dgsq.h"
 #include "gse/gse.h"
+#include "gse/gsos.h"
+#include "net/faults.h"
 #include "net/meter.h"
 #include "net/topology.h"
 #include "report/results.h"
@@ -45,6 +47,10 @@ class Run : public FlowObserver {
   const std::vector<GseReorder*>& gse_reorders() const { return gse_reorders_; }
   const std::vector<GseDgsq*>& gse_dgsqs() const { return gse_dgsqs_; }
   nlohmann::ordered_json fabric_stats() const;
+  /// Losses by cause and what each fault did (docs/FAULTS.md "Reporting").
+  nlohmann::ordered_json fault_stats() const;
+  const Gsos* gsos() const { return gsos_.get(); }
+  const FaultInjector* faults() const { return faults_.get(); }
 
  private:
   ScenarioConfig cfg_;
@@ -62,6 +68,9 @@ class Run : public FlowObserver {
   std::vector<GseNic*> gse_nics_;                 // owned by their hosts (GSE-E2E)
   std::vector<GseDgsq*> gse_dgsqs_;               // owned by their switches
   std::vector<std::unique_ptr<SwitchSink>> sinks_;
+  std::unique_ptr<Gsos> gsos_;
+  std::unique_ptr<FaultInjector> faults_;
+  std::unique_ptr<Reconvergence> reconvergence_;
 };
 
 /// Loads nothing: builds and runs `cfg` in one call.

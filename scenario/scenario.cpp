@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>  // messages
 
+#include <cstdio>   // sscanf (cable names)
 #include <fstream>  // file existence check
 #include <limits>   // numeric bounds
 
@@ -443,6 +444,14 @@ void load_network(Section& s, NetworkConfig& n) {
                         : 0;
   n.loss_probability = s.real("loss_probability", 0.0, 0.0, 1.0,
                               "random loss probability per packet per link (PFC frames exempt)");
+  n.ber = s.real("ber", 0.0, 0.0, 0.5,
+                 "pre-FEC bit error rate of every link (docs/FAULTS.md; seed 002 §4: ~1e-4 "
+                 "for 800G PAM4)");
+  n.fec = s.choice("fec", "rs544", {"rs544", "none"},
+                   "rs544: RS(544,514) KP4, corrects 15 10-bit symbols per codeword; none: any "
+                   "bit error loses the frame") == "none"
+              ? Fec::kNone
+              : Fec::kRs544;
   auto b = s.table("buffer", "shared packet buffer of every switch");
   n.sw.buffer.size = b.bytes("size", Bytes(32LL << 20), Bytes(1024), kMaxBytes,
                              "shared buffer per switch (Trident3-class 3.2 Tb/s: 32 MiB)");
@@ -531,11 +540,13 @@ void load_fabric(Section& f, ScenarioConfig& c) {
                         "that does not fit opens the next (seed 002)") == "overflow"
                    ? ContainerRule::kOverflow
                    : ContainerRule::kCumulative;
-  const auto path = g.choice("path", "index", {"index", "least_queued", "weighted"},
+  const auto path = g.choice("path", "index", {"index", "least_queued", "weighted", "adaptive"},
                              "uplink per container: container id mod uplinks (seed 000), the "
-                             "least queued local uplink, or weighted round robin");
+                             "least queued local uplink, weighted round robin by uplink rate, or "
+                             "adaptive: local queue + the GSF's published downlink backlog");
   c.gse.path = path == "least_queued" ? ContainerPath::kLeastQueued
                : path == "weighted"   ? ContainerPath::kWeighted
+               : path == "adaptive"   ? ContainerPath::kAdaptive
                                       : ContainerPath::kIndex;
   c.gse.dgsq = g.boolean("dgsq", false,
                          "DGSQ: per-destination VOQs at the source GSP that send only granted "
@@ -569,12 +580,96 @@ void load_fabric(Section& f, ScenarioConfig& c) {
   c.gse.reorder_timeout = g.time("reorder_timeout", Time::us(100),
                                  "give up on a container that does not complete [UNVERIFIED]");
   if (!g.describing() && c.gse.reorder_timeout.ps() <= 0) g.fail("reorder_timeout", "a positive duration");
+  c.gse.detect = g.time("detect", Time::us(1),
+                        "a device notices that its own link died (loss of signal) [UNVERIFIED]");
+  c.gse.notice_hop = g.time("notice_hop", Time::us(1),
+                            "physical-layer fault notice and back-pressure delay per hop "
+                            "(seed 000: microseconds) [UNVERIFIED]");
+  c.gse.monitor_window = g.time("monitor_window", Time::us(10),
+                                "FEC error counting window of the link-quality monitor");
+  c.gse.ber_threshold = g.real("ber_threshold", 2.4e-4, 1e-12, 0.5,
+                               "declare a link failing above this estimated pre-FEC BER "
+                               "(default: the BER KP4 FEC is specified for)");
+  c.gse.publish_interval = g.time("publish_interval", Time::us(2),
+                                  "GSF downlink backlog publication period (path = "
+                                  "\"adaptive\") [UNVERIFIED]");
+  if (!g.describing()) {
+    if (c.gse.monitor_window.ps() <= 0) g.fail("monitor_window", "a positive duration");
+    if (c.gse.publish_interval.ps() <= 0) g.fail("publish_interval", "a positive duration");
+  }
   g.finish();
   if (!f.describing() && c.gse.dgsq && c.gse.mode != GseMode::kN2N) {
     g.fail("dgsq", "false with mode = \"e2e\" (DGSQ is modelled at the GSE-N2N leaf)");
   }
   if (!f.describing() && c.fabric == "gse" && c.topology.kind != "leaf_spine") {
     f.fail("kind", "\"ethernet\" on a single switch (GSE needs leaves and spines)");
+  }
+}
+
+// The cable a fault names must exist in the configured leaf-spine.
+void check_cable(Section& f, const std::string& name, const ScenarioConfig& c) {
+  const auto& ls = c.topology.leaf_spine;
+  const int groups = (ls.servers + ls.servers_per_leaf - 1) / ls.servers_per_leaf;
+  const int leaves = ls.attach == Attach::kServer ? groups : groups * ls.gpus_per_server;
+  unsigned l = 0;
+  unsigned sp = 0;
+  unsigned k = 0;
+  char tail = 0;
+  const int n = std::sscanf(name.c_str(), "leaf%u-spine%u#%u%c", &l, &sp, &k, &tail);
+  const bool ok = (n == 2 || n == 3) && static_cast<int>(l) < leaves && static_cast<int>(sp) < ls.spines &&
+                  static_cast<int>(k) < ls.links_per_spine &&
+                  name == fmt::format("leaf{}-spine{}", l, sp) + (n == 3 ? fmt::format("#{}", k) : "");
+  if (!ok) {
+    f.fail("link", fmt::format("a cable \"leaf<l>-spine<s>\" (optionally \"#<k>\") with l < {}, s < {}"
+                               "{}, got \"{}\"", leaves, ls.spines,
+                               ls.links_per_spine > 1 ? fmt::format(", k < {}", ls.links_per_spine) : "",
+                               name));
+  }
+}
+
+void load_faults(Section& s, ScenarioConfig& c) {
+  c.faults.reconverge_local = s.time("reconverge_local", Time::ms(1),
+                                     "Ethernet fabric: the two switches at a changed cable "
+                                     "update their ECMP groups after this [UNVERIFIED]");
+  c.faults.reconverge = s.time("reconverge", Time::ms(50),
+                               "Ethernet fabric: every other switch reroutes after this (BGP "
+                               "withdrawal after BFD detection; docs/FAULTS.md) [UNVERIFIED]");
+  auto list = s.tables("events", "[[faults.events]]: link, action, at (+ flap/ber fields)");
+  if (s.describing()) {
+    Section e = s.describe_child("events[i]");
+    e.text("link", "leaf0-spine0", "cable \"leaf<l>-spine<s>\" (\"#<k>\" for parallel links)");
+    e.choice("action", "down", {"down", "up", "flap", "ber"}, "what happens to the cable");
+    e.time("at", Time(), "when");
+    e.time("down_for", Time::us(100), "flap: time down per cycle");
+    e.time("up_for", Time::us(100), "flap: time up per cycle");
+    e.integer("count", 1, 1, 1 << 20, "flap: cycles");
+    e.real("ber", 0.0, 0.0, 0.5, "ber: the cable's new pre-FEC bit error rate");
+    return;
+  }
+  if (!list.empty() && c.topology.kind != "leaf_spine") {
+    s.fail("events", "no fault events on a single switch (faults act on leaf-spine cables)");
+  }
+  for (auto& e : list) {
+    FaultSpec f;
+    f.link = e.text("link", "", "cable");
+    check_cable(e, f.link, c);
+    const std::string action = e.choice("action", "down", {"down", "up", "flap", "ber"}, "action");
+    f.action = action == "up" ? FaultAction::kUp : action == "flap" ? FaultAction::kFlap
+               : action == "ber" ? FaultAction::kBer : FaultAction::kDown;
+    f.at = e.time("at", Time(), "when");
+    if (f.action == FaultAction::kFlap) {
+      f.down_for = e.time("down_for", Time::us(100), "time down per cycle");
+      f.up_for = e.time("up_for", Time::us(100), "time up per cycle");
+      f.count = static_cast<int>(e.integer("count", 1, 1, 1 << 20, "cycles"));
+      if (f.down_for.ps() <= 0) e.fail("down_for", "a positive duration");
+      if (f.up_for.ps() <= 0) e.fail("up_for", "a positive duration");
+    }
+    if (f.action == FaultAction::kBer) {
+      if (!e.has("ber")) e.fail("ber", "the new bit error rate (action = \"ber\")");
+      f.ber = e.real("ber", 0.0, 0.0, 0.5, "pre-FEC bit error rate");
+    }
+    e.finish();  // rejects keys that do not belong to the action
+    c.faults.events.push_back(f);
   }
 }
 
@@ -615,6 +710,9 @@ ScenarioConfig parse(const toml::table* root, const std::string& file) {
   auto fabric = top.table("fabric", "the fabric's forwarding model");
   load_fabric(fabric, c);
   fabric.finish();
+  auto faults = top.table("faults", "link failures, flaps and degradation (docs/FAULTS.md)");
+  load_faults(faults, c);
+  faults.finish();
 
   auto tr = top.table("transport", "host transport");
   c.transport.kind = tr.choice("kind", "datagram", {"datagram", "roce"}, "transport");

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>  // effective scenario
 
 #include "gse/gse.h"
+#include "net/faults.h"
 #include "net/switch_config.h"
 #include "net/topology.h"
 #include "scenario/reader.h"
@@ -31,6 +32,15 @@ struct NetworkConfig {
   SwitchConfig sw;
   int64_t framing_bytes = 20;
   double loss_probability = 0;
+  double ber = 0;         // pre-FEC bit error rate of every link
+  Fec fec = Fec::kRs544;
+};
+
+/// `[faults]`: the schedule and the Ethernet fabric's reconvergence (docs/FAULTS.md).
+struct FaultsConfig {
+  Time reconverge_local = Time::ms(1);  // [UNVERIFIED] the switches at a changed cable
+  Time reconverge = Time::ms(50);       // [UNVERIFIED] every other switch (BGP + BFD)
+  std::vector<FaultSpec> events;
 };
 
 struct TransportConfig {
@@ -80,6 +90,7 @@ struct ScenarioConfig {
   Time flowlet_gap = Time::us(50);
   std::string fabric = "ethernet";  // ethernet | gse
   GseConfig gse;
+  FaultsConfig faults;
   TransportConfig transport;
   WorkloadConfig workload;
   OutputConfig output;

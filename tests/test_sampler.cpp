@@ -52,7 +52,9 @@ sample_ports = "downlinks"
       EXPECT_NEAR(util, 1.0, 1e-4) << line;
       ++steady;
     }
-    if (port != 0) EXPECT_EQ(util, 0.0) << line;
+    if (port != 0) {
+      EXPECT_EQ(util, 0.0) << line;
+    }
   }
   EXPECT_GE(steady, 25);
 }

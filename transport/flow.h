@@ -34,6 +34,7 @@ struct FlowRecord {
   uint64_t packets_sent = 0;      // data packets transmitted, retransmissions included
   uint64_t packets_received = 0;  // data packets that reached the receiver
   uint64_t retransmissions = 0;   // data packets sent again
+  uint64_t retransmitted_bytes = 0;  // their payload bytes
   uint64_t out_of_order = 0;      // arrivals with a sequence number below one already seen
   uint64_t ecn_marked = 0;        // data packets that arrived with CE
   uint64_t timeouts = 0;          // retransmission timeouts that rewound this flow

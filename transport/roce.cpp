@@ -71,6 +71,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     ++r.packets_sent;
     if (psn < high_sent_) {
       ++r.retransmissions;
+      r.retransmitted_bytes += p->payload;
     } else {
       high_sent_ = psn + 1;
     }

@@ -1,0 +1,266 @@
+// GSOS: global ids, grant policy, fault views and back-pressure; see gsos.h.
+#include "gse/gsos.h"
+
+#include <algorithm>  // min, max
+#include <cmath>      // exp, log1p, sqrt
+
+#include "core/assert.h"
+
+namespace fabsim {
+namespace {
+constexpr uint32_t kMonitorTag = 0xFFFFFFF0U;
+constexpr uint32_t kPublishTag = 0xFFFFFFF1U;
+constexpr uint32_t kNone = ~0U;
+}  // namespace
+
+Time GrantPolicy::window(Rate port) const {
+  return serialization_delay(quantum, Rate(static_cast<int64_t>(static_cast<double>(port.bps()) * rate_share)));
+}
+
+uint64_t poisson(Rng& rng, double mean) {
+  if (mean <= 0) return 0;
+  if (mean < 30) {
+    const double limit = std::exp(-mean);
+    uint64_t k = 0;
+    double prod = rng.uniform();
+    while (prod > limit) {
+      ++k;
+      prod *= rng.uniform();
+    }
+    return k;
+  }
+  // Box-Muller; the error of the normal approximation is far below the monitor's noise.
+  const double u1 = std::max(rng.uniform(), 1e-300);
+  const double u2 = rng.uniform();
+  const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  return static_cast<uint64_t>(std::max(0.0, std::round(mean + std::sqrt(mean) * z)));
+}
+
+Gsos::Gsos(Simulation& sim, Network& net, const TopologyInfo& topo, const GseConfig& cfg)
+    : sim_(sim), net_(net), topo_(topo), cfg_(cfg),
+      rng_(sim.rng(stream_id(StreamKind::kSwitch, 0xFFFFFF))) {
+  policy_.quantum = cfg.grant_quantum;
+  policy_.rate_share = cfg.grant_rate;
+  policy_.weights = cfg.grant_weights;
+  const size_t switches = net.switch_count();
+  const size_t cables = topo.cables.size();
+  const auto leaves = static_cast<size_t>(topo.leaves);
+  leaf_index_.assign(switches, kNone);
+  spine_index_.assign(switches, kNone);
+  for (size_t l = 0; l < topo.leaf_switches.size(); ++l) leaf_index_[topo.leaf_switches[l]] = static_cast<uint32_t>(l);
+  for (size_t s = 0; s < topo.spine_switches.size(); ++s) spine_index_[topo.spine_switches[s]] = static_cast<uint32_t>(s);
+  for (size_t h = 0; h < topo.leaf_of_host.size(); ++h) {
+    const uint32_t l = topo.leaf_of_host[h];
+    edge_.push_back({l, topo.leaf_switches[l], topo.host_port[h]});
+  }
+  alive_.assign(cables, 1);
+  failing_.assign(cables, 0);
+  view_.assign(switches, std::vector<uint8_t>(cables, 1));
+  known_at_.assign(switches, std::vector<Time>(cables, Time::max()));
+  unusable_.assign(switches, 0);
+  between_.assign(static_cast<size_t>(topo.spines) * leaves, {});
+  for (size_t c = 0; c < cables; ++c) {
+    const Cable& cab = topo.cables[c];
+    between_[cab.spine * leaves + cab.leaf].push_back(static_cast<uint32_t>(c));
+  }
+  reach_.assign(switches, {});
+  ingress_capacity_.assign(leaves, Rate());
+  for (size_t sw = 0; sw < switches; ++sw) recompute(static_cast<uint32_t>(sw));
+  for (size_t c = 0; c < cables; ++c) {
+    if (topo.cables[c].up->ber() > 0 || topo.cables[c].down->ber() > 0) on_cable_ber(static_cast<uint32_t>(c));
+  }
+}
+
+int64_t Gsos::spine_of(uint32_t leaf, uint16_t port) const {
+  const auto& up = topo_.uplink_cable[leaf];
+  if (port >= up.size() || up[port] == kNone) return -1;
+  return topo_.cables[up[port]].spine;
+}
+
+// Derived state of one device's view: which spines reach which leaf, and (for a leaf) the
+// capacity of the spine links into it.
+void Gsos::recompute(uint32_t sw) {
+  const auto leaves = static_cast<size_t>(topo_.leaves);
+  auto& reach = reach_[sw];
+  reach.assign(static_cast<size_t>(topo_.spines) * leaves, 0);
+  for (size_t c = 0; c < topo_.cables.size(); ++c) {
+    if (view_[sw][c] != 0) ++reach[topo_.cables[c].spine * leaves + topo_.cables[c].leaf];
+  }
+  const uint32_t l = leaf_index_[sw];
+  if (l == kNone) return;
+  int64_t bps = 0;
+  for (size_t c = 0; c < topo_.cables.size(); ++c) {
+    if (topo_.cables[c].leaf == l && view_[sw][c] != 0) bps += topo_.cables[c].down->config().rate.bps();
+  }
+  ingress_capacity_[l] = Rate(bps);
+}
+
+uint32_t Gsos::filter(uint32_t sw, uint32_t dst, const uint16_t* ports, uint32_t n, uint16_t* out) const {
+  const auto leaves = static_cast<size_t>(topo_.leaves);
+  const uint32_t dst_leaf = topo_.leaf_of_host[dst];
+  uint32_t k = 0;
+  const uint32_t l = leaf_index_[sw];
+  if (l != kNone) {
+    const auto& up = topo_.uplink_cable[l];
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint16_t p = ports[i];
+      if (p >= up.size() || up[p] == kNone) {
+        out[k++] = p;  // a host port
+        continue;
+      }
+      const uint32_t c = up[p];
+      if (view_[sw][c] != 0 && reach_[sw][topo_.cables[c].spine * leaves + dst_leaf] > 0) out[k++] = p;
+    }
+    return k;
+  }
+  const uint32_t s = spine_index_[sw];
+  FABSIM_ASSERT(s != kNone);
+  const auto& sc = topo_.spine_cable[s];
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint16_t p = ports[i];
+    if (p < sc.size() && sc[p] != kNone && view_[sw][sc[p]] != 0) out[k++] = p;
+  }
+  return k;
+}
+
+// Hop distances from the cable's two ends over the cables alive now; every GSE device learns
+// at detection + hops x notice_hop. Devices cut off from both ends never learn.
+void Gsos::propagate(uint32_t cable, bool usable, Time detected) {
+  const size_t switches = net_.switch_count();
+  std::vector<int64_t> hops(switches, -1);
+  std::vector<uint32_t> frontier;
+  const Cable& c0 = topo_.cables[cable];
+  for (uint32_t end : {topo_.leaf_switches[c0.leaf], topo_.spine_switches[c0.spine]}) {
+    hops[end] = 0;
+    frontier.push_back(end);
+  }
+  for (size_t i = 0; i < frontier.size(); ++i) {
+    const uint32_t u = frontier[i];
+    for (size_t c = 0; c < topo_.cables.size(); ++c) {
+      if (c == cable || alive_[c] == 0) continue;
+      const Cable& cab = topo_.cables[c];
+      const uint32_t a = topo_.leaf_switches[cab.leaf];
+      const uint32_t b = topo_.spine_switches[cab.spine];
+      const uint32_t v = u == a ? b : u == b ? a : kNone;
+      if (v == kNone || hops[v] >= 0) continue;
+      hops[v] = hops[u] + 1;
+      frontier.push_back(v);
+    }
+  }
+  for (size_t sw = 0; sw < switches; ++sw) {
+    if (hops[sw] < 0) continue;
+    notices_.push_back({static_cast<uint32_t>(sw), cable, usable});
+    sim_.schedule(detected + cfg_.notice_hop * hops[sw], this, static_cast<uint32_t>(notices_.size() - 1));
+  }
+}
+
+void Gsos::apply(const Notice& n) {
+  uint8_t& v = view_[n.sw][n.cable];
+  const uint8_t now = n.usable ? 1 : 0;
+  if (v == now) return;
+  v = now;
+  unusable_[n.sw] += n.usable ? static_cast<size_t>(-1) : 1;
+  known_at_[n.sw][n.cable] = sim_.now();
+  ++stats_.notices;
+  recompute(n.sw);
+}
+
+void Gsos::on_cable_state(uint32_t cable, bool alive) {
+  const bool before = truth_usable(cable);
+  alive_[cable] = alive ? 1 : 0;
+  if (truth_usable(cable) != before) propagate(cable, truth_usable(cable), sim_.now() + cfg_.detect);
+}
+
+void Gsos::on_cable_ber(uint32_t cable) {
+  if (std::find(monitored_.begin(), monitored_.end(), cable) == monitored_.end()) monitored_.push_back(cable);
+  if (!monitor_armed_) {
+    monitor_armed_ = true;
+    sim_.schedule_background(sim_.now() + cfg_.monitor_window, this, kMonitorTag);
+  }
+}
+
+// One FEC counting window on every monitored cable: the receiving device counts corrected
+// symbols (the line carries idles when there is no traffic, so it always has bits to count),
+// estimates the pre-FEC BER, and declares the cable failing above the threshold (recovered
+// below half of it).
+void Gsos::monitor() {
+  ++stats_.monitor_windows;
+  std::vector<uint32_t> keep;
+  for (uint32_t c : monitored_) {
+    const Cable& cab = topo_.cables[c];
+    double worst = 0;
+    for (const Link* link : {cab.up, cab.down}) {
+      if (link->ber() <= 0) continue;
+      const double bits = static_cast<double>(link->config().rate.bps()) * cfg_.monitor_window.sec_f();
+      const double symbols = bits / 10.0;
+      const double ps = -std::expm1(10.0 * std::log1p(-link->ber()));
+      const auto errors = static_cast<double>(poisson(rng_, symbols * ps));
+      const double est = -std::expm1(std::log1p(-std::min(errors / symbols, 0.999)) / 10.0);
+      worst = std::max(worst, est);
+    }
+    const bool was = failing_[c] != 0;
+    const bool is = was ? worst > cfg_.ber_threshold / 2 : worst > cfg_.ber_threshold;
+    if (is != was) {
+      const bool before = truth_usable(c);
+      failing_[c] = is ? 1 : 0;
+      ++(is ? stats_.declared_failing : stats_.declared_recovered);
+      if (truth_usable(c) != before) propagate(c, truth_usable(c), sim_.now());
+    }
+    if (cab.up->ber() > 0 || cab.down->ber() > 0 || is) keep.push_back(c);
+  }
+  monitored_ = std::move(keep);
+}
+
+void Gsos::publish() {
+  ++stats_.publications;
+  Snapshot s;
+  s.at = sim_.now();
+  s.backlog.resize(topo_.cables.size());
+  for (size_t c = 0; c < topo_.cables.size(); ++c) {
+    const Cable& cab = topo_.cables[c];
+    const EgressPort& e = net_.sw(topo_.spine_switches[cab.spine]).port(cab.spine_port);
+    int64_t q = 0;
+    for (uint8_t k = 0; k < kControlClass; ++k) q += e.queued_bytes(k);
+    s.backlog[c] = q;
+  }
+  snaps_.push_back(std::move(s));
+  // Keep the newest visible snapshot and the ones not yet visible.
+  while (snaps_.size() > 1 && snaps_[1].at + cfg_.notice_hop <= sim_.now()) snaps_.pop_front();
+}
+
+int64_t Gsos::published_backlog(uint32_t spine, uint32_t dst_leaf) const {
+  const Snapshot* vis = nullptr;
+  for (const auto& s : snaps_) {
+    if (s.at + cfg_.notice_hop > sim_.now()) break;
+    vis = &s;
+  }
+  if (vis == nullptr) return 0;
+  const auto& cables = between_[spine * static_cast<size_t>(topo_.leaves) + dst_leaf];
+  if (cables.empty()) return 0;
+  int64_t sum = 0;
+  for (uint32_t c : cables) sum += vis->backlog[c];
+  return sum / static_cast<int64_t>(cables.size());
+}
+
+void Gsos::start(bool publish_backlog) {
+  if (publish_backlog) sim_.schedule_background(sim_.now(), this, kPublishTag);
+}
+
+void Gsos::on_event(uint32_t tag, uint32_t /*gen*/) {
+  if (tag == kMonitorTag) {
+    sim_.background_fired();
+    monitor();
+    monitor_armed_ = !monitored_.empty() && sim_.foreground_pending();
+    if (monitor_armed_) sim_.schedule_background(sim_.now() + cfg_.monitor_window, this, kMonitorTag);
+    return;
+  }
+  if (tag == kPublishTag) {
+    sim_.background_fired();
+    publish();
+    if (sim_.foreground_pending()) sim_.schedule_background(sim_.now() + cfg_.publish_interval, this, kPublishTag);
+    return;
+  }
+  apply(notices_[tag]);
+}
+
+}  // namespace fabsim

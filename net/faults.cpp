@@ -1,0 +1,88 @@
+// Fault injection and routing reconvergence; see faults.h.
+#include "net/faults.h"
+
+#include <algorithm>  // stable_sort
+
+#include "core/assert.h"
+
+namespace fabsim {
+
+FaultInjector::FaultInjector(Simulation& sim, const TopologyInfo& topo,
+                             const std::vector<FaultSpec>& specs)
+    : sim_(sim), topo_(topo), first_fault_(topo.cables.size(), Time::max()) {
+  for (const FaultSpec& f : specs) {
+    const int64_t c = topo.find_cable(f.link);
+    FABSIM_ASSERT(c >= 0);
+    const auto cable = static_cast<uint32_t>(c);
+    switch (f.action) {
+      case FaultAction::kDown:
+      case FaultAction::kUp:
+        changes_.push_back({cable, f.at, f.action, 0});
+        break;
+      case FaultAction::kBer:
+        changes_.push_back({cable, f.at, FaultAction::kBer, f.ber});
+        break;
+      case FaultAction::kFlap: {
+        Time t = f.at;
+        for (int i = 0; i < f.count; ++i) {
+          changes_.push_back({cable, t, FaultAction::kDown, 0});
+          t += f.down_for;
+          changes_.push_back({cable, t, FaultAction::kUp, 0});
+          t += f.up_for;
+        }
+        break;
+      }
+    }
+  }
+  // Time order; changes at the same time keep the scenario's order.
+  std::stable_sort(changes_.begin(), changes_.end(),
+                   [](const Change& a, const Change& b) { return a.at < b.at; });
+  for (const Change& ch : changes_) {
+    const bool faulty = ch.action == FaultAction::kDown || (ch.action == FaultAction::kBer && ch.ber > 0);
+    if (faulty) first_fault_[ch.cable] = std::min(first_fault_[ch.cable], ch.at);
+  }
+}
+
+void FaultInjector::start() {
+  for (size_t i = 0; i < changes_.size(); ++i) sim_.schedule(changes_[i].at, this, static_cast<uint32_t>(i));
+}
+
+void FaultInjector::on_event(uint32_t tag, uint32_t /*gen*/) {
+  const Change& ch = changes_[tag];
+  const Cable& c = topo_.cables[ch.cable];
+  if (ch.action == FaultAction::kBer) {
+    c.up->set_ber(ch.ber);
+    c.down->set_ber(ch.ber);
+    for (auto* l : listeners_) l->on_cable_ber(ch.cable);
+    return;
+  }
+  const bool alive = ch.action == FaultAction::kUp;
+  if (c.alive() == alive) return;  // already in that state
+  c.up->set_up(alive);
+  c.down->set_up(alive);
+  for (auto* l : listeners_) l->on_cable_state(ch.cable, alive);
+}
+
+void Reconvergence::on_cable_state(uint32_t cable, bool /*alive*/) {
+  pending_.push_back(cable);
+  sim_.schedule(sim_.now() + local_, this, static_cast<uint32_t>(pending_.size() - 1));
+  pending_.push_back(~0U);
+  sim_.schedule(sim_.now() + remote_, this, static_cast<uint32_t>(pending_.size() - 1));
+}
+
+// Each change triggers recomputations over the cables alive when they run (so a later change
+// is seen by an earlier recomputation that runs after it). The local one updates only the two
+// switches at the cable; the remote one every switch.
+void Reconvergence::on_event(uint32_t tag, uint32_t /*gen*/) {
+  ++recomputations_;
+  const uint32_t cable = pending_[tag];
+  if (cable == ~0U) {
+    install_leaf_spine_routes(net_, topo_);
+    return;
+  }
+  const Cable& c = topo_.cables[cable];
+  const uint32_t ends[2] = {topo_.leaf_switches[c.leaf], topo_.spine_switches[c.spine]};
+  install_leaf_spine_routes(net_, topo_, ends, 2);
+}
+
+}  // namespace fabsim

@@ -1,0 +1,91 @@
+// Fault schedule and routing reconvergence (issue 7; seed 000 §3.3 and Table 1, seed 002 §4).
+// docs/FAULTS.md states the models and their parameters.
+//  - FaultInjector applies a scenario's schedule to leaf-spine cables: a cable goes down or
+//    comes back, flaps (down for `down_for`, up for `up_for`, `count` times), or its pre-FEC
+//    bit error rate changes. Listeners (routing, GSE's GSOS) hear every change.
+//  - Reconvergence is the Ethernet fabric's control plane: switches keep their routes (and ECMP
+//    keeps hashing onto a dead link) until they reconverge: the two switches at the changed
+//    cable after `local`, every other switch after `remote`; each then installs equal-cost
+//    routes over the cables alive at that moment.
+#pragma once
+
+#include <cstdint>  // indices
+#include <string>   // cable names
+#include <vector>   // schedule, listeners
+
+#include "core/simulation.h"
+#include "net/network.h"
+#include "net/topology.h"
+
+namespace fabsim {
+
+enum class FaultAction : uint8_t { kDown, kUp, kFlap, kBer };
+
+/// One entry of `[[faults.events]]`.
+struct FaultSpec {
+  std::string link;  // cable name, "leaf<l>-spine<s>" (+ "#<k>" with parallel links)
+  FaultAction action = FaultAction::kDown;
+  Time at;
+  Time down_for = Time::us(100);  // flap
+  Time up_for = Time::us(100);    // flap
+  int count = 1;                  // flap cycles
+  double ber = 0;                 // kBer: the new pre-FEC bit error rate (both directions)
+};
+
+/// Hears cable changes as they happen (physically), before anyone has detected them.
+class FaultListener {
+ public:
+  virtual ~FaultListener() = default;
+  /// The cable went down or came back.
+  virtual void on_cable_state(uint32_t cable, bool alive) = 0;
+  /// The cable's bit error rate changed.
+  virtual void on_cable_ber(uint32_t /*cable*/) {}
+};
+
+class FaultInjector : public EventTarget {
+ public:
+  /// `specs` must name existing cables (the scenario loader checks, with the file and key).
+  FaultInjector(Simulation& sim, const TopologyInfo& topo, const std::vector<FaultSpec>& specs);
+  void add_listener(FaultListener* l) { listeners_.push_back(l); }
+  /// Schedules every primitive change.
+  void start();
+  void on_event(uint32_t tag, uint32_t gen) override;
+
+  struct Change {
+    uint32_t cable;
+    Time at;
+    FaultAction action;  // kDown, kUp or kBer
+    double ber;
+  };
+  const std::vector<Change>& changes() const { return changes_; }
+  /// Per cable: the first time it went down or degraded (Time::max() if never).
+  const std::vector<Time>& first_fault() const { return first_fault_; }
+
+ private:
+  Simulation& sim_;
+  const TopologyInfo& topo_;
+  std::vector<Change> changes_;
+  std::vector<Time> first_fault_;
+  std::vector<FaultListener*> listeners_;
+};
+
+/// The Ethernet (RoCEv2) fabric's routing control plane.
+class Reconvergence : public FaultListener, public EventTarget {
+ public:
+  Reconvergence(Simulation& sim, Network& net, const TopologyInfo& topo, Time local, Time remote)
+      : sim_(sim), net_(net), topo_(topo), local_(local), remote_(remote) {}
+  void on_cable_state(uint32_t cable, bool alive) override;
+  void on_event(uint32_t tag, uint32_t gen) override;
+  uint64_t recomputations() const { return recomputations_; }
+
+ private:
+  Simulation& sim_;
+  Network& net_;
+  const TopologyInfo& topo_;
+  Time local_;
+  Time remote_;
+  std::vector<uint32_t> pending_;  // by event tag: cable, or ~0 for every switch
+  uint64_t recomputations_ = 0;
+};
+
+}  // namespace fabsim
