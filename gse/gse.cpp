@@ -60,15 +60,9 @@ GseSourceSelector::GseSourceSelector(Switch& sw, const GseConfig& cfg, std::vect
 // streams' containers collide (docs/gse.md).
 uint16_t GseSourceSelector::choose(const uint16_t* ports, uint32_t n, uint32_t container,
                                    uint64_t offset, uint32_t dst) {
-  // Paths through a cable this GSP knows to be failed or failing are not candidates.
-  if (gsos_ != nullptr && gsos_->faults_known(sw_.id())) {
-    usable_.resize(n);
-    const uint32_t k = gsos_->filter(sw_.id(), dst, ports, n, usable_.data());
-    if (k > 0) {  // with no path left, the container goes where it would have gone
-      ports = usable_.data();
-      n = k;
-    }
-  }
+  // Paths through a cable this GSP knows to be failed or failing are not candidates (with no
+  // path left, the container goes where it would have gone).
+  n = narrow_to_usable(gsos_, sw_.id(), dst, ports, n, usable_);
   switch (cfg_.path) {
     case ContainerPath::kIndex:
       return ports[(container + offset) % n];
@@ -131,6 +125,9 @@ uint16_t GseSourceSelector::choose(const uint16_t* ports, uint32_t n, uint32_t c
 
 uint16_t GseSourceSelector::select(Packet& p, const uint16_t* ports, uint32_t n) {
   if (p.type != PacketType::kData || !uplink_[ports[0]]) {
+    // Control packets (ACK, CNP, request, grant) are not containerised but avoid known faults.
+    if (n == 1) return ports[0];
+    n = narrow_to_usable(gsos_, sw_.id(), p.dst, ports, n, usable_);
     return n == 1 ? ports[0] : ecmp_.select(p, ports, n);
   }
   if (deferred_) return ports[0];  // DGSQ holds it and stamps when it is granted
@@ -146,6 +143,14 @@ uint16_t GseSourceSelector::stamp_and_choose(Packet& p, const uint16_t* ports, u
   if (a.opened) {
     ++containers_;
     s.port = choose(ports, n, a.container, s.offset, p.dst);
+  } else if (gsos_ != nullptr && gsos_->faults_known(sw_.id())) {
+    // The open container's uplink became unusable: the rest of the container moves (its
+    // packets already sent are lost with the link, so it cannot complete anyway).
+    uint16_t keep = 0;
+    if (gsos_->filter(sw_.id(), p.dst, &s.port, 1, &keep) == 0) {
+      s.port = choose(ports, n, a.container, s.offset, p.dst);
+      ++repinned_;
+    }
   }
   stamp(p, a, static_cast<uint16_t>(sw_.id()), cfg_.header_bytes);
   if (cfg_.record_containers) records_.push_back({p.dst, a.container, s.port});
@@ -153,16 +158,10 @@ uint16_t GseSourceSelector::stamp_and_choose(Packet& p, const uint16_t* ports, u
 }
 
 uint16_t GseCoreSelector::select(Packet& p, const uint16_t* ports, uint32_t n) {
+  n = narrow_to_usable(gsos_, sw_, p.dst, ports, n, usable_);
+  if (n == 1) return ports[0];
   if (p.type != PacketType::kData || (p.flags & kFabricHeader) == 0) return ecmp_.select(p, ports, n);
   const GseHeader h = gse_header(p);
-  if (gsos_ != nullptr && gsos_->faults_known(sw_)) {
-    usable_.resize(n);
-    const uint32_t k = gsos_->filter(sw_, h.dst_port, ports, n, usable_.data());
-    if (k > 0) {
-      ports = usable_.data();
-      n = k;
-    }
-  }
   const uint64_t offset = splitmix64((static_cast<uint64_t>(h.src_gsp) << 32) | h.dst_port);
   return ports[(h.container + offset) % n];
 }

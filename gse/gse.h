@@ -147,6 +147,8 @@ class GseSourceSelector : public PathSelector {
   };
   const std::vector<Record>& records() const { return records_; }
   uint64_t containers() const { return containers_; }
+  /// Open containers moved off an uplink that became unusable.
+  uint64_t repinned() const { return repinned_; }
 
  private:
   struct Stream {
@@ -167,6 +169,7 @@ class GseSourceSelector : public PathSelector {
   std::vector<int64_t> credit_;                   // weighted round robin state, per uplink
   std::vector<Record> records_;
   uint64_t containers_ = 0;
+  uint64_t repinned_ = 0;
   bool deferred_ = false;
 };
 

@@ -131,6 +131,19 @@ class Gsos : public FaultListener, public EventTarget {
   Stats stats_;
 };
 
+/// The candidates among `ports` that switch `sw` may use towards host `dst` in `g`'s view,
+/// written to `scratch` (the input unchanged without GSOS, without known faults, or when no
+/// candidate is left). Returns the count; `ports` is redirected to the narrowed list.
+inline uint32_t narrow_to_usable(const Gsos* g, uint32_t sw, uint32_t dst, const uint16_t*& ports,
+                                 uint32_t n, std::vector<uint16_t>& scratch) {
+  if (g == nullptr || !g->faults_known(sw)) return n;
+  scratch.resize(n);
+  const uint32_t k = g->filter(sw, dst, ports, n, scratch.data());
+  if (k == 0) return n;
+  ports = scratch.data();
+  return k;
+}
+
 /// Draws a Poisson count with mean `mean` (Knuth below 30, a rounded normal above).
 uint64_t poisson(Rng& rng, double mean);
 

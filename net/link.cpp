@@ -54,6 +54,7 @@ void Link::set_ber(double ber) {
 
 void Link::lose(Packet* p, bool fault) {
   if (fault) {
+    faults_.last_fault_loss = sim_.now();
     ++faults_.fault_frames;
     faults_.fault_bytes += p->size;
   } else {

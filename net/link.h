@@ -80,6 +80,7 @@ class Link : public EventTarget {
     uint64_t error_frames = 0;  // frames lost to uncorrectable bit errors
     uint64_t error_bytes = 0;
     Time last_data_tx;  // when the last data frame was handed to the link (0: never)
+    Time last_fault_loss;  // when the last frame was lost to the link being down
   };
   const FaultCounters& fault_counters() const { return faults_; }
   size_t in_flight() const { return ring_.size(); }

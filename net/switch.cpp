@@ -194,6 +194,7 @@ void Switch::receive(Packet* p, uint16_t in) {
   if (g.count == 0) {  // unreachable (every path failed): lost to the fault
     ++unroutable_;
     unroutable_bytes_ += p->size;
+    last_unroutable_ = sim_.now();
     sim_.pool().release(p);
     return;
   }

@@ -43,6 +43,7 @@ class Switch : public Node, public EventTarget {
   /// Packets dropped because no route to their destination was left (failed links).
   uint64_t unroutable() const { return unroutable_; }
   uint64_t unroutable_bytes() const { return unroutable_bytes_; }
+  Time last_unroutable() const { return last_unroutable_; }
   /// The ports this switch currently uses towards host `dst`.
   std::vector<uint16_t> routes_to(uint32_t dst) const {
     const RouteGroup g = groups_[route_group_[dst]];
@@ -119,6 +120,7 @@ class Switch : public Node, public EventTarget {
   uint64_t hold_drops_ = 0;
   uint64_t unroutable_ = 0;
   uint64_t unroutable_bytes_ = 0;
+  Time last_unroutable_;
 };
 
 }  // namespace fabsim

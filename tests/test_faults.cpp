@@ -1,0 +1,312 @@
+// Faults and link quality (docs/FAULTS.md): the error model against its closed form; GSE stops
+// using a failed cable within detection + notice + one container and delivers every byte; a
+// remote GSP learns and excludes; RoCE/ECMP loses packets until reconvergence and go-back-N
+// delivers everything; a degraded link is avoided by GSE before it loses a frame.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "net/faults.h"
+#include "net/link.h"
+#include "scenario/runner.h"
+#include "scenario/scenario.h"
+
+namespace fabsim {
+namespace {
+using namespace literals;
+
+// ---- error model ------------------------------------------------------------------------------
+
+TEST(ErrorModel, ClosedFormsWithoutFec) {
+  // No FEC: any bit error loses the frame.
+  EXPECT_NEAR(frame_loss_probability(1e-6, Fec::kNone, 8000) / (1 - std::pow(1 - 1e-6, 8000)), 1.0, 1e-9);
+  EXPECT_EQ(frame_loss_probability(0, Fec::kNone, 8000), 0.0);
+}
+
+TEST(ErrorModel, Rs544TailAndFrameSpan) {
+  // Far below the correction limit the tail is its first two terms, C(544,16) p^16 (1-p)^528
+  // times 1 + (528 / 17) p / (1 - p), to 1e-5.
+  const double ps = 1e-4;
+  const double first = std::exp(std::lgamma(545.0) - std::lgamma(17.0) - std::lgamma(529.0) +
+                                16 * std::log(ps) + 528 * std::log1p(-ps));
+  EXPECT_NEAR(rs544_codeword_failure(ps) / (first * (1 + 528.0 / 17.0 * ps / (1 - ps))), 1.0, 1e-5);
+  // KP4 at its specified pre-FEC BER 2.4e-4: a codeword fails with probability ~1e-15 or less.
+  EXPECT_LT(rs544_codeword_failure(1 - std::pow(1 - 2.4e-4, 10)), 1e-12);
+  // A frame of 5141..10280 bits spans two codewords.
+  const double pcw = rs544_codeword_failure(1 - std::pow(1 - 2e-3, 10));
+  EXPECT_NEAR(frame_loss_probability(2e-3, Fec::kRs544, 8000), 1 - (1 - pcw) * (1 - pcw), 1e-12);
+  EXPECT_NEAR(frame_loss_probability(2e-3, Fec::kRs544, 5140), pcw, 1e-12);
+}
+
+// Counts what reaches the far end of one link.
+class CountingNode : public Node {
+ public:
+  explicit CountingNode(Simulation& sim) : sim_(sim) {}
+  void receive(Packet* p, uint16_t /*port*/) override {
+    ++received;
+    sim_.pool().release(p);
+  }
+  void on_dequeue(uint16_t /*port*/, Packet& /*p*/) override {}
+  Packet* pull(uint16_t /*port*/, uint8_t /*mask*/) override { return nullptr; }
+  const std::string& name() const override { return name_; }
+  uint64_t received = 0;
+
+ private:
+  Simulation& sim_;
+  std::string name_ = "sink";
+};
+
+TEST(ErrorModel, SimulatedFrameLossMatchesTheClosedForm) {
+  Simulation sim(7);
+  CountingNode sink(sim);
+  Link::Config cfg;
+  cfg.ber = 2e-3;  // RS(544,514) then loses ~1 % of 4 KB frames
+  Link link(sim, cfg, &sink, 0, 1);
+  const int n = 200000;
+  const uint32_t size = 4096;
+  for (int i = 0; i < n; ++i) {
+    Packet* p = sim.pool().acquire();
+    p->type = PacketType::kData;
+    p->size = size;
+    link.transmit(p);
+  }
+  sim.run();
+  const double pl = frame_loss_probability(2e-3, Fec::kRs544, 8 * size);
+  const double expected = pl * n;
+  const double sigma = std::sqrt(n * pl * (1 - pl));
+  ASSERT_GT(expected, 100);  // the test has statistical power
+  EXPECT_NEAR(static_cast<double>(link.fault_counters().error_frames), expected, 4 * sigma);
+  EXPECT_EQ(link.fault_counters().error_frames + sink.received, static_cast<uint64_t>(n));
+  EXPECT_EQ(link.fault_counters().fault_frames, 0U);
+}
+
+TEST(ErrorModel, ADownLinkLosesWhatIsOnTheWireAndWhatIsSent) {
+  Simulation sim(1);
+  CountingNode sink(sim);
+  Link link(sim, Link::Config{}, &sink, 0, 1);
+  for (int i = 0; i < 3; ++i) {
+    Packet* p = sim.pool().acquire();
+    p->size = 1000;
+    link.transmit(p);
+  }
+  link.set_up(false);  // the three frames were on the wire
+  Packet* p = sim.pool().acquire();
+  p->size = 1000;
+  link.transmit(p);
+  link.set_up(true);
+  Packet* q = sim.pool().acquire();
+  q->size = 1000;
+  link.transmit(q);
+  sim.run();
+  EXPECT_EQ(link.fault_counters().fault_frames, 4U);
+  EXPECT_EQ(link.fault_counters().fault_bytes, 4000U);
+  EXPECT_EQ(sink.received, 1U);
+  EXPECT_EQ(sim.pool().live(), 0U);
+}
+
+// ---- scenarios --------------------------------------------------------------------------------
+
+// 4 leaves x 8 hosts, 4 spines x 400G. Hosts 0-3 (leaf 0) send to hosts 8-11 (leaf 1), and
+// hosts 16-19 (leaf 2) to hosts 4-7 (leaf 0): both directions of leaf0-spine1 carry data.
+std::string fault_scenario(const std::string& fabric, const std::string& events,
+                           const std::string& extra = "") {
+  std::string flows;
+  for (int i = 0; i < 4; ++i) {
+    flows += fmt::format("[[workload.flows]]\nsrc = {}\ndst = {}\nbytes = \"4MB\"\n", i, 8 + i);
+    flows += fmt::format("[[workload.flows]]\nsrc = {}\ndst = {}\nbytes = \"4MB\"\n", 16 + i, 4 + i);
+  }
+  return fmt::format(R"(
+[topology]
+kind = "leaf_spine"
+servers = 4
+gpus_per_server = 8
+spines = 4
+[fabric]
+kind = "{}"
+[transport]
+kind = "roce"
+rto_exponent = 8
+[faults]
+reconverge_local = "200us"
+reconverge = "500us"
+{}
+{}
+[workload]
+kind = "flows"
+{}
+)", fabric, events, extra, flows);
+}
+
+const char* kDownAt100us = R"([[faults.events]]
+link = "leaf0-spine1"
+action = "down"
+at = "100us"
+)";
+
+void expect_every_byte_delivered(const RunResult& r) {
+  ASSERT_TRUE(r.all_done);
+  for (const auto& f : r.flows) EXPECT_EQ(f.delivered, f.spec.bytes) << "flow " << f.spec.src;
+}
+
+TEST(Faults, GseStopsUsingAFailedCableWithinDetectionNoticeAndOneContainer) {
+  auto cfg = load_scenario_text(fault_scenario("gse", kDownAt100us), "faults.toml");
+  fabsim::Run run(cfg);
+  const RunResult r = run.execute();
+  expect_every_byte_delivered(r);
+  const auto& topo = run.topology();
+  const Cable& c = topo.cables[static_cast<size_t>(topo.find_cable("leaf0-spine1"))];
+  const Time fault = Time::us(100);
+  // Leaf 0 is the cable's end: it learns after `detect`; the container it is sending (and the
+  // frame in the serializer) still go out. 16 KiB at 400G = 0.33 us, one 4 KB frame 0.08 us.
+  const Time container = serialization_delay(cfg.gse.container_bytes, Rate::gbps(400));
+  const Time frame = serialization_delay(4200, Rate::gbps(400));
+  const Time last_up = c.up->fault_counters().last_data_tx;
+  EXPECT_GE(last_up, fault);  // it was in use when it failed
+  EXPECT_LE(last_up, fault + cfg.gse.detect + container + frame);
+  // The spine end learns as fast; what reaches it from remote GSPs before they learn (one hop
+  // later) arrives within a link delay plus a container.
+  const Time last_down = c.down->fault_counters().last_data_tx;
+  EXPECT_LE(last_down, fault + cfg.gse.detect + cfg.gse.notice_hop + Time::us(1) + container + frame);
+  EXPECT_GT(c.up->fault_counters().fault_frames + c.down->fault_counters().fault_frames, 0U);
+  EXPECT_EQ(r.fabric["faults"]["congestion_drops_frames"].get<uint64_t>(), 0U);
+}
+
+TEST(Faults, ARemoteGspLearnsOneHopLaterAndExcludesPathsThroughTheCable) {
+  auto cfg = load_scenario_text(fault_scenario("gse", kDownAt100us), "faults.toml");
+  fabsim::Run run(cfg);
+  const RunResult r = run.execute();
+  expect_every_byte_delivered(r);
+  const auto& topo = run.topology();
+  const auto cable = static_cast<uint32_t>(topo.find_cable("leaf0-spine1"));
+  const Gsos& g = *run.gsos();
+  const Time detected = Time::us(100) + cfg.gse.detect;
+  EXPECT_EQ(g.known_at(topo.leaf_switches[0], cable), detected);
+  EXPECT_EQ(g.known_at(topo.spine_switches[1], cable), detected);
+  const uint32_t leaf2 = topo.leaf_switches[2];
+  EXPECT_EQ(g.known_at(leaf2, cable), detected + cfg.gse.notice_hop);
+  EXPECT_FALSE(g.usable_in_view(leaf2, cable));
+  // Leaf 2 excludes its uplink to spine 1 towards leaf 0 only (spine 1 still reaches leaf 3).
+  const auto& up = topo.leaf_uplinks[2];
+  std::vector<uint16_t> out(up.size());
+  const uint32_t to_leaf0 = g.filter(leaf2, /*host*/ 4, up.data(), static_cast<uint32_t>(up.size()), out.data());
+  ASSERT_EQ(to_leaf0, 3U);
+  for (uint32_t i = 0; i < to_leaf0; ++i) EXPECT_NE(g.spine_of(2, out[i]), 1);
+  EXPECT_EQ(g.filter(leaf2, /*host*/ 24, up.data(), static_cast<uint32_t>(up.size()), out.data()), 4U);
+  // The flows from leaf 2 to leaf 0 kept their bytes off the dead cable after the notice.
+  const Cable& c = topo.cables[cable];
+  EXPECT_LE(c.down->fault_counters().last_data_tx,
+            detected + cfg.gse.notice_hop + Time::us(1) + serialization_delay(16384 + 4200, Rate::gbps(400)));
+}
+
+TEST(Faults, RoceLosesPacketsUntilReconvergenceThenNoneAndGoBackNDeliversAll) {
+  auto cfg = load_scenario_text(fault_scenario("ethernet", kDownAt100us), "faults.toml");
+  fabsim::Run run(cfg);
+  const RunResult r = run.execute();
+  expect_every_byte_delivered(r);
+  const auto& topo = run.topology();
+  const Cable& c = topo.cables[static_cast<size_t>(topo.find_cable("leaf0-spine1"))];
+  const Time fault = Time::us(100);
+  const Time local = fault + cfg.faults.reconverge_local;
+  const Time remote = fault + cfg.faults.reconverge;
+  // The leaf keeps hashing onto its dead uplink until its local reconvergence, and loses.
+  const auto& up = c.up->fault_counters();
+  ASSERT_GT(up.fault_frames, 0U);
+  EXPECT_GT(up.last_fault_loss, local - Time::us(20));  // still losing just before
+  EXPECT_LE(up.last_fault_loss, local);                 // and never after
+  // Remote leaves keep sending to spine 1 for leaf 0 until the remote reconvergence; spine 1
+  // (after its own local update) has no route and drops them.
+  const Switch& spine1 = run.network().sw(topo.spine_switches[1]);
+  ASSERT_GT(spine1.unroutable(), 0U);
+  EXPECT_LE(spine1.last_unroutable(), remote);
+  EXPECT_GT(spine1.last_unroutable(), local);
+  EXPECT_LE(c.down->fault_counters().last_fault_loss, local);
+  // After reconvergence no route uses the cable.
+  const Switch& leaf0 = run.network().sw(topo.leaf_switches[0]);
+  for (uint16_t p : leaf0.routes_to(8)) EXPECT_NE(p, c.leaf_port);
+  const auto& f = r.fabric["faults"];
+  EXPECT_GT(f["lost_to_faults_frames"].get<uint64_t>(), 0U);
+  EXPECT_GT(f["retransmitted_bytes"].get<uint64_t>(), 0U);
+  EXPECT_EQ(f["lost_to_errors_frames"].get<uint64_t>(), 0U);
+}
+
+TEST(Faults, GseAvoidsADegradedLinkBeforeItLosesAFrameWhileRoceKeepsUsingIt) {
+  // 6e-4 is above the 2.4e-4 threshold; RS(544,514) still corrects nearly everything there.
+  const std::string degrade = R"([[faults.events]]
+link = "leaf0-spine1"
+action = "ber"
+at = "100us"
+ber = 6e-4
+)";
+  auto cfg = load_scenario_text(fault_scenario("gse", degrade), "faults.toml");
+  fabsim::Run run(cfg);
+  const RunResult r = run.execute();
+  expect_every_byte_delivered(r);
+  const auto& topo = run.topology();
+  const auto cable = static_cast<uint32_t>(topo.find_cable("leaf0-spine1"));
+  const Cable& c = topo.cables[cable];
+  EXPECT_TRUE(run.gsos()->failing(cable));
+  EXPECT_EQ(r.fabric["faults"]["gsos"]["declared_failing"].get<uint64_t>(), 1U);
+  EXPECT_EQ(r.fabric["faults"]["lost_to_errors_frames"].get<uint64_t>(), 0U);
+  // Declared at the end of the first counting window after the change.
+  const Time declared = Time::us(100) + cfg.gse.monitor_window;
+  EXPECT_LE(c.up->fault_counters().last_data_tx,
+            declared + serialization_delay(16384 + 4200, Rate::gbps(400)));
+  EXPECT_LT(r.end_time, Time::ms(1));
+
+  // RoCE/ECMP does not watch FEC counters: its flows stay on the degraded link.
+  auto eth = load_scenario_text(fault_scenario("ethernet", degrade), "faults.toml");
+  fabsim::Run run2(eth);
+  const RunResult r2 = run2.execute();
+  expect_every_byte_delivered(r2);
+  const Cable& c2 = run2.topology().cables[cable];
+  EXPECT_GT(std::max(c2.up->fault_counters().last_data_tx, c2.down->fault_counters().last_data_tx),
+            declared + Time::us(50));
+}
+
+TEST(Faults, AFlapTakesTheCableDownAndBackAndGseUsesItAgain) {
+  const std::string flap = R"([[faults.events]]
+link = "leaf0-spine1"
+action = "flap"
+at = "50us"
+down_for = "20us"
+up_for = "30us"
+count = 2
+)";
+  auto cfg = load_scenario_text(fault_scenario("gse", flap), "faults.toml");
+  fabsim::Run run(cfg);
+  const RunResult r = run.execute();
+  expect_every_byte_delivered(r);
+  ASSERT_EQ(run.faults()->changes().size(), 4U);
+  const auto& topo = run.topology();
+  const auto cable = static_cast<uint32_t>(topo.find_cable("leaf0-spine1"));
+  EXPECT_TRUE(topo.cables[cable].alive());
+  EXPECT_TRUE(run.gsos()->usable_in_view(topo.leaf_switches[2], cable));
+  // Back in use after the last flap (up at 150 us).
+  EXPECT_GT(topo.cables[cable].up->fault_counters().last_data_tx, Time::us(150));
+}
+
+TEST(Faults, UnknownCableIsAClearError) {
+  const std::string bad = R"([[faults.events]]
+link = "leaf9-spine1"
+)";
+  try {
+    load_scenario_text(fault_scenario("gse", bad), "faults.toml");
+    FAIL() << "accepted a cable that does not exist";
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("faults.toml"), std::string::npos) << m;
+    EXPECT_NE(m.find("faults.events[0].link"), std::string::npos) << m;
+    EXPECT_NE(m.find("l < 4"), std::string::npos) << m;
+  }
+  const std::string stray = R"([[faults.events]]
+link = "leaf0-spine1"
+action = "down"
+ber = 1e-3
+)";
+  EXPECT_THROW(load_scenario_text(fault_scenario("gse", stray), "faults.toml"), ConfigError);
+}
+
+}  // namespace
+}  // namespace fabsim
