@@ -63,26 +63,34 @@ void FaultInjector::on_event(uint32_t tag, uint32_t /*gen*/) {
   for (auto* l : listeners_) l->on_cable_state(ch.cable, alive);
 }
 
+Reconvergence::Reconvergence(Simulation& sim, Network& net, const TopologyInfo& topo, Time local,
+                             Time remote)
+    : sim_(sim), net_(net), topo_(topo), local_(local), remote_(remote),
+      view_(net.switch_count(), std::vector<uint8_t>(topo.cables.size(), 1)) {}
+
 void Reconvergence::on_cable_state(uint32_t cable, bool /*alive*/) {
-  pending_.push_back(cable);
+  pending_.push_back({cable, false});
   sim_.schedule(sim_.now() + local_, this, static_cast<uint32_t>(pending_.size() - 1));
-  pending_.push_back(~0U);
+  pending_.push_back({cable, true});
   sim_.schedule(sim_.now() + remote_, this, static_cast<uint32_t>(pending_.size() - 1));
 }
 
-// Each change triggers recomputations over the cables alive when they run (so a later change
-// is seen by an earlier recomputation that runs after it). The local one updates only the two
-// switches at the cable; the remote one every switch.
+// An update copies the cable's state at the time it runs into the views it reaches (so a later
+// change is seen by an earlier update that runs after it), then reinstalls those switches' routes.
 void Reconvergence::on_event(uint32_t tag, uint32_t /*gen*/) {
   ++recomputations_;
-  const uint32_t cable = pending_[tag];
-  if (cable == ~0U) {
-    install_leaf_spine_routes(net_, topo_);
+  const Pending& u = pending_[tag];
+  const Cable& c = topo_.cables[u.cable];
+  const uint8_t alive = c.alive() ? 1 : 0;
+  const CableView view = [this](uint32_t sw, size_t cable) { return view_[sw][cable] != 0; };
+  if (u.everyone) {
+    for (auto& v : view_) v[u.cable] = alive;
+    install_leaf_spine_routes(net_, topo_, view);
     return;
   }
-  const Cable& c = topo_.cables[cable];
   const uint32_t ends[2] = {topo_.leaf_switches[c.leaf], topo_.spine_switches[c.spine]};
-  install_leaf_spine_routes(net_, topo_, ends, 2);
+  for (uint32_t sw : ends) view_[sw][u.cable] = alive;
+  install_leaf_spine_routes(net_, topo_, view, ends, 2);
 }
 
 }  // namespace fabsim

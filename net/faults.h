@@ -4,9 +4,10 @@
 //    comes back, flaps (down for `down_for`, up for `up_for`, `count` times), or its pre-FEC
 //    bit error rate changes. Listeners (routing, GSE's GSOS) hear every change.
 //  - Reconvergence is the Ethernet fabric's control plane: switches keep their routes (and ECMP
-//    keeps hashing onto a dead link) until they reconverge: the two switches at the changed
-//    cable after `local`, every other switch after `remote`; each then installs equal-cost
-//    routes over the cables alive at that moment.
+//    keeps hashing onto a dead link) until they reconverge. Each switch routes over its own view
+//    of the cables: the two switches at a changed cable update their view of it after `local`
+//    (their own port), every switch after `remote` (the routing protocol); each update
+//    reinstalls that switch's equal-cost routes.
 #pragma once
 
 #include <cstdint>  // indices
@@ -72,8 +73,7 @@ class FaultInjector : public EventTarget {
 /// The Ethernet (RoCEv2) fabric's routing control plane.
 class Reconvergence : public FaultListener, public EventTarget {
  public:
-  Reconvergence(Simulation& sim, Network& net, const TopologyInfo& topo, Time local, Time remote)
-      : sim_(sim), net_(net), topo_(topo), local_(local), remote_(remote) {}
+  Reconvergence(Simulation& sim, Network& net, const TopologyInfo& topo, Time local, Time remote);
   void on_cable_state(uint32_t cable, bool alive) override;
   void on_event(uint32_t tag, uint32_t gen) override;
   uint64_t recomputations() const { return recomputations_; }
@@ -84,7 +84,12 @@ class Reconvergence : public FaultListener, public EventTarget {
   const TopologyInfo& topo_;
   Time local_;
   Time remote_;
-  std::vector<uint32_t> pending_;  // by event tag: cable, or ~0 for every switch
+  struct Pending {
+    uint32_t cable;
+    bool everyone;  // remote (every switch) or local (the two ends)
+  };
+  std::vector<Pending> pending_;            // by event tag
+  std::vector<std::vector<uint8_t>> view_;  // [switch][cable] alive as that switch believes
   uint64_t recomputations_ = 0;
 };
 

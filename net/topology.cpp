@@ -23,26 +23,30 @@ int64_t TopologyInfo::find_cable(const std::string& name) const {
   return -1;
 }
 
-void install_leaf_spine_routes(Network& net, const TopologyInfo& info, const uint32_t* only,
-                               size_t count) {
+void install_leaf_spine_routes(Network& net, const TopologyInfo& info, const CableView& view,
+                               const uint32_t* only, size_t count) {
   auto selected = [only, count](uint32_t sw) {
     return only == nullptr || std::find(only, only + count, sw) != only + count;
   };
+  auto alive = [&info, &view](uint32_t sw, size_t c) {
+    return view ? view(sw, c) : info.cables[c].alive();
+  };
   const auto leaves = static_cast<size_t>(info.leaves);
-  const auto spines = static_cast<size_t>(info.spines);
-  // reach[s][l]: live ports of spine s towards leaf l.
-  std::vector<std::vector<std::vector<uint16_t>>> reach(spines, std::vector<std::vector<uint16_t>>(leaves));
-  for (const Cable& c : info.cables) {
-    if (c.alive()) reach[c.spine][c.leaf].push_back(c.spine_port);
-  }
   for (size_t l = 0; l < leaves; ++l) {
-    if (!selected(info.leaf_switches[l])) continue;
+    const uint32_t sw = info.leaf_switches[l];
+    if (!selected(sw)) continue;
+    // reach[s][m]: whether spine s still reaches leaf m, in this leaf's view.
+    std::vector<std::vector<bool>> reach(static_cast<size_t>(info.spines), std::vector<bool>(leaves, false));
+    for (size_t c = 0; c < info.cables.size(); ++c) {
+      if (alive(sw, c)) reach[info.cables[c].spine][info.cables[c].leaf] = true;
+    }
     // via[m]: live uplinks of leaf l whose spine still reaches leaf m.
     std::vector<std::vector<uint16_t>> via(leaves);
-    for (const Cable& c : info.cables) {
-      if (c.leaf != l || !c.alive()) continue;
+    for (size_t c = 0; c < info.cables.size(); ++c) {
+      const Cable& cab = info.cables[c];
+      if (cab.leaf != l || !alive(sw, c)) continue;
       for (size_t m = 0; m < leaves; ++m) {
-        if (!reach[c.spine][m].empty()) via[m].push_back(c.leaf_port);
+        if (reach[cab.spine][m]) via[m].push_back(cab.leaf_port);
       }
     }
     std::vector<std::vector<uint16_t>> routes(info.leaf_of_host.size());
@@ -50,13 +54,19 @@ void install_leaf_spine_routes(Network& net, const TopologyInfo& info, const uin
       const uint32_t m = info.leaf_of_host[h];
       routes[h] = m == l ? std::vector<uint16_t>{info.host_port[h]} : via[m];
     }
-    net.sw(info.leaf_switches[l]).set_routes(routes);
+    net.sw(sw).set_routes(routes);
   }
-  for (size_t s = 0; s < spines; ++s) {
-    if (!selected(info.spine_switches[s])) continue;
+  for (size_t s = 0; s < static_cast<size_t>(info.spines); ++s) {
+    const uint32_t sw = info.spine_switches[s];
+    if (!selected(sw)) continue;
+    std::vector<std::vector<uint16_t>> ports(leaves);  // live ports towards each leaf
+    for (size_t c = 0; c < info.cables.size(); ++c) {
+      const Cable& cab = info.cables[c];
+      if (cab.spine == s && alive(sw, c)) ports[cab.leaf].push_back(cab.spine_port);
+    }
     std::vector<std::vector<uint16_t>> routes(info.leaf_of_host.size());
-    for (size_t h = 0; h < routes.size(); ++h) routes[h] = reach[s][info.leaf_of_host[h]];
-    net.sw(info.spine_switches[s]).set_routes(routes);
+    for (size_t h = 0; h < routes.size(); ++h) routes[h] = ports[info.leaf_of_host[h]];
+    net.sw(sw).set_routes(routes);
   }
 }
 

@@ -80,8 +80,11 @@ struct TopologyInfo {
 /// Installs equal-cost routes on every switch of a leaf-spine network over the cables that
 /// are alive now: a leaf uses the live uplinks to spines that still reach the destination's
 /// leaf; a spine uses its live links to that leaf. No path leaves an empty set (unreachable).
-/// With `only`, updates just those `count` switches (by switch id).
-void install_leaf_spine_routes(Network& net, const TopologyInfo& info,
+/// Whether switch `sw` believes cable `cable` is alive (a routing view).
+using CableView = std::function<bool(uint32_t sw, size_t cable)>;
+/// With `view`, each switch routes over the cables alive in its own view; with `only`, just
+/// those `count` switches (by switch id) are updated.
+void install_leaf_spine_routes(Network& net, const TopologyInfo& info, const CableView& view = {},
                                const uint32_t* only = nullptr, size_t count = 0);
 
 TopologyInfo build_leaf_spine(Network& net, const LeafSpineConfig& cfg, const SwitchConfig& sw,

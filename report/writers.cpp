@@ -260,6 +260,23 @@ std::string summary_table(const RunResult& r) {
     row("gse reorder timeouts", fmt::format("{}", g["reorder_timeouts"].get<uint64_t>()));
     row("gse reorder peak (B)", fmt::format("{}", g["reorder_peak_bytes"].get<int64_t>()));
   }
+  if (r.fabric.contains("faults")) {
+    const auto& f = r.fabric["faults"];
+    const bool any = f.contains("cables") || f["lost_to_errors_frames"].get<uint64_t>() > 0 ||
+                     f["lost_to_faults_frames"].get<uint64_t>() > 0;
+    if (any) {
+      row("lost to faults (frames)", fmt::format("{}", f["lost_to_faults_frames"].get<uint64_t>()));
+      row("lost to bit errors (frames)", fmt::format("{}", f["lost_to_errors_frames"].get<uint64_t>()));
+      row("congestion drops (frames)", fmt::format("{}", f["congestion_drops_frames"].get<uint64_t>()));
+      row("retransmitted (bytes)", fmt::format("{}", f["retransmitted_bytes"].get<uint64_t>()));
+      if (f.contains("cables")) {
+        for (const auto& c : f["cables"]) {
+          row(c["link"].get<std::string>() + " last use (us)",
+              fmt::format("{:.3f}", c["last_use_after_fault_us"].get<double>()));
+        }
+      }
+    }
+  }
   if (!r.jobs.empty()) {
     const auto js = summarize_jobs(r);
     out += fmt::format("\n{:<12}{:>6}{:>16}{:>14}{:>14}\n", "job", "ranks", "JCT (us)", "algbw (GB/s)",
