@@ -238,7 +238,7 @@ bool GseReorder::on_forward(Packet& p, uint16_t /*in_port*/, uint16_t out_port) 
     ++stats_.held;
     s.buffered[h.container].push_back({&p, out_port});
     account(p.size, 1);
-    if (!s.timer.armed()) s.timer.arm(sim_.scheduler(), this, index, sim_.now() + cfg_.reorder_timeout);
+    if (!s.timer.armed()) s.timer.arm(sim_.scheduler(), this, index, sim_.now() + wait());
   }
   advance(index);
   return false;
@@ -273,7 +273,7 @@ void GseReorder::advance(uint32_t index) {
   if (s.buffered.empty()) {
     s.timer.cancel();
   } else if (moved) {
-    s.timer.arm(sim_.scheduler(), this, index, sim_.now() + cfg_.reorder_timeout);
+    s.timer.arm(sim_.scheduler(), this, index, sim_.now() + wait());
   }
 }
 
@@ -289,6 +289,18 @@ void GseReorder::on_event(uint32_t tag, uint32_t gen) {
   s.count[s.cur] = s.released;  // what arrived of it is all it will have
   s.next[s.cur] = next;
   advance(tag);
+}
+
+void GseReorder::flush_by(Time deadline) {
+  fast_until_ = std::max(fast_until_, sim_.now() + cfg_.reorder_timeout);
+  bool any = false;
+  for (uint32_t i = 0; i < streams_.size(); ++i) {
+    Stream& s = *streams_[i];
+    if (s.buffered.empty() || (s.timer.armed() && s.timer.when() <= deadline)) continue;
+    s.timer.arm(sim_.scheduler(), this, i, deadline);
+    any = true;
+  }
+  if (any) ++stats_.flushes;
 }
 
 void GseReorder::finish() {

@@ -70,6 +70,9 @@ struct GseConfig {
   Time monitor_window = Time::us(10); // FEC error counting window
   double ber_threshold = 2.4e-4;      // declare failing above this pre-FEC BER (KP4 FEC's limit)
   Time publish_interval = Time::us(2);  // [UNVERIFIED] GSF downlink state publication period
+  // On learning of a failed or failing cable, a destination GSP stops waiting for missing
+  // containers after this (they may have been lost with it) instead of reorder_timeout.
+  Time fault_flush = Time::us(5);     // [UNVERIFIED] about the fabric's worst one-way latency
 };
 
 /// The GSE header fields, stored in the fabric half of Packet::ext (16 bytes).
@@ -199,11 +202,16 @@ class GseReorder : public SwitchExtension, public EventTarget {
   bool on_forward(Packet& p, uint16_t in_port, uint16_t out_port) override;
   void on_event(uint32_t tag, uint32_t gen) override;
   void finish() override;
+  /// A fault notice: containers missing now are waited for until `deadline` at most, and for
+  /// one reorder_timeout after it a new gap is waited for fault_flush only (a container lost
+  /// with the cable shows as a gap when its successors arrive).
+  void flush_by(Time deadline);
 
   struct Stats {
     uint64_t packets = 0;           // GSE packets that reached this destination GSP
     uint64_t held = 0;              // of those, held for order
     uint64_t timeouts = 0;          // containers given up
+    uint64_t flushes = 0;           // fault notices that shortened the wait
     uint64_t late = 0;              // packets of a container already given up
     uint64_t dropped = 0;           // refused by the buffer while waiting
     int64_t held_bytes = 0;         // now
@@ -215,6 +223,7 @@ class GseReorder : public SwitchExtension, public EventTarget {
       packets += o.packets;
       held += o.held;
       timeouts += o.timeouts;
+      flushes += o.flushes;
       late += o.late;
       dropped += o.dropped;
       peak_bytes = std::max(peak_bytes, o.peak_bytes);
@@ -240,6 +249,7 @@ class GseReorder : public SwitchExtension, public EventTarget {
   void release(Stream& s, Packet* p, uint16_t out, bool held);
   void advance(uint32_t index);
   void account(int64_t delta_bytes, int64_t delta_packets);
+  Time wait() const { return sim_.now() < fast_until_ ? cfg_.fault_flush : cfg_.reorder_timeout; }
 
   Simulation& sim_;
   ReleaseSink& sink_;
@@ -250,6 +260,7 @@ class GseReorder : public SwitchExtension, public EventTarget {
   Stats stats_;
   int64_t held_packets_ = 0;
   Time last_change_;
+  Time fast_until_;  // after a fault notice: short waits until then
 };
 
 /// Releases into a switch's egress ports (GSE-N2N destination leaf).

@@ -76,6 +76,11 @@ class Gsos : public FaultListener, public EventTarget {
   uint32_t leaf_of_host(uint32_t host) const { return topo_.leaf_of_host[host]; }
   uint32_t leaf_index(uint32_t sw) const { return leaf_index_[sw]; }
 
+  /// The reorder stage of destination GSP `sw`: told of every cable that becomes unusable.
+  void add_reorder(uint32_t sw, GseReorder* r) {
+    if (reorders_.size() <= sw) reorders_.resize(sw + 1, nullptr);
+    reorders_[sw] = r;
+  }
   /// Arms back-pressure publication (when a path policy uses it) and BER monitors.
   void start(bool publish);
   void on_event(uint32_t tag, uint32_t gen) override;
@@ -128,6 +133,7 @@ class Gsos : public FaultListener, public EventTarget {
   std::vector<uint32_t> monitored_;            // cables with a bit error rate
   bool monitor_armed_ = false;
   std::deque<Snapshot> snaps_;
+  std::vector<GseReorder*> reorders_;  // by switch id
   Stats stats_;
 };
 

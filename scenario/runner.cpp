@@ -147,6 +147,7 @@ void Run::install_fabric() {
       sinks_.push_back(std::make_unique<SwitchSink>(sw));
       auto reorder = std::make_unique<GseReorder>(sim_, *sinks_.back(), cfg_.gse, host);
       gse_reorders_.push_back(reorder.get());
+      gsos_->add_reorder(sw.id(), reorder.get());
       sw.add_extension(std::move(reorder));
       if (cfg_.gse.dgsq) {
         gse_sources_.back()->set_deferred(true);
@@ -242,6 +243,7 @@ nlohmann::ordered_json Run::fabric_stats() const {
                 {"reorder_packets", t.packets},
                 {"reorder_held", t.held},
                 {"reorder_timeouts", t.timeouts},
+                {"reorder_fault_flushes", t.flushes},
                 {"reorder_late", t.late},
                 {"reorder_dropped", t.dropped},
                 {"reorder_peak_bytes", t.peak_bytes},

@@ -590,6 +590,9 @@ void load_fabric(Section& f, ScenarioConfig& c) {
   c.gse.ber_threshold = g.real("ber_threshold", 2.4e-4, 1e-12, 0.5,
                                "declare a link failing above this estimated pre-FEC BER "
                                "(default: the BER KP4 FEC is specified for)");
+  c.gse.fault_flush = g.time("fault_flush", Time::us(5),
+                             "on a fault notice, wait at most this for missing containers (they "
+                             "may be lost with the cable) [UNVERIFIED]");
   c.gse.publish_interval = g.time("publish_interval", Time::us(2),
                                   "GSF downlink backlog publication period (path = "
                                   "\"adaptive\") [UNVERIFIED]");
