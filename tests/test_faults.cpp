@@ -171,6 +171,16 @@ TEST(Faults, GseStopsUsingAFailedCableWithinDetectionNoticeAndOneContainer) {
   EXPECT_LE(last_down, fault + cfg.gse.detect + cfg.gse.notice_hop + Time::us(1) + container + frame);
   EXPECT_GT(c.up->fault_counters().fault_frames + c.down->fault_counters().fault_frames, 0U);
   EXPECT_EQ(r.fabric["faults"]["congestion_drops_frames"].get<uint64_t>(), 0U);
+  // The destination GSPs stop waiting for containers lost with the cable after fault_flush:
+  // the flows end within one reorder timeout of the fault-free run (the released burst still
+  // draws a few ECN marks). Waiting the full reorder timeout instead costs far more (the
+  // burst released after 100 us meets DCQCN).
+  EXPECT_GT(r.fabric["gse"]["reorder_fault_flushes"].get<uint64_t>(), 0U);
+  const RunResult clean = run_scenario(load_scenario_text(fault_scenario("gse", ""), "faults.toml"));
+  EXPECT_LT(r.end_time, clean.end_time + cfg.gse.reorder_timeout);
+  auto slow = load_scenario_text(fault_scenario("gse", kDownAt100us), "faults.toml",
+                                 {"fabric.gse.fault_flush=100us"});
+  EXPECT_GT(run_scenario(slow).end_time, r.end_time + cfg.gse.reorder_timeout);
 }
 
 TEST(Faults, ARemoteGspLearnsOneHopLaterAndExcludesPathsThroughTheCable) {
