@@ -623,10 +623,9 @@ void check_cable(Section& f, const std::string& name, const ScenarioConfig& c) {
                   static_cast<int>(k) < ls.links_per_spine &&
                   name == fmt::format("leaf{}-spine{}", l, sp) + (n == 3 ? fmt::format("#{}", k) : "");
   if (!ok) {
-    f.fail("link", fmt::format("a cable \"leaf<l>-spine<s>\" (optionally \"#<k>\") with l < {}, s < {}"
-                               "{}, got \"{}\"", leaves, ls.spines,
-                               ls.links_per_spine > 1 ? fmt::format(", k < {}", ls.links_per_spine) : "",
-                               name));
+    f.fail("link", fmt::format("a cable \"leaf<l>-spine<s>\" (optionally \"#<k>\") with l < {}, s < {}{}",
+                               leaves, ls.spines,
+                               ls.links_per_spine > 1 ? fmt::format(", k < {}", ls.links_per_spine) : ""));
   }
 }
 
@@ -883,6 +882,8 @@ Catalogue describe_catalogue() {
     load_routing(routing, c);
     auto fabric = s.table("fabric", "the fabric's forwarding model");
     load_fabric(fabric, c);
+    auto faults = s.table("faults", "link failures, flaps and degradation (docs/FAULTS.md)");
+    load_faults(faults, c);
   });
 
   cat.common = with_prefix(common, "");

@@ -27,6 +27,9 @@ expect_error bad_unit "topology.nic_rate" $'[topology]\nnic_rate = "100GB"'
 expect_error negative_rate "topology.uplink_rate" $'[topology]\nuplink_rate = "-400Gbps"'
 expect_error inconsistent "topology.servers_per_leaf" $'[topology]\nservers = 2\nservers_per_leaf = 3'
 expect_error bad_set "network.ecn.pmax" '' --set network.ecn.pmax=2.0
+expect_error no_such_cable "faults.events[0].link" $'[[faults.events]]\nlink = "leaf7-spine0"\nat = "1ms"'
+expect_error stray_fault_key "faults.events[0].ber" $'[[faults.events]]\nlink = "leaf0-spine0"\naction = "down"\nber = 1e-3'
+expect_error ber_without_rate "faults.events[0].ber" $'[[faults.events]]\nlink = "leaf0-spine0"\naction = "ber"'
 
 "$fabsim" run "$tmp/does-not-exist.toml" --out "$tmp/out-missing" > /dev/null 2> "$tmp/missing.stderr"
 rc=$?
