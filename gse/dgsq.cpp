@@ -97,6 +97,7 @@ bool GseDgsq::on_forward(Packet& p, uint16_t in_port, uint16_t out_port) {
     return false;
   }
   v.q.push_back(&p);
+  v.bytes += p.size;
   v.enqueued += w;
   voq_bytes_ += p.size;
   stats_.peak_voq_bytes = std::max(stats_.peak_voq_bytes, voq_bytes_);
@@ -232,7 +233,11 @@ void GseDgsq::try_send(uint32_t dst) {
   Voq& v = it->second;
   while (!v.q.empty() && v.sent < v.granted) {
     Packet* p = v.q.front();
+    // A VOQ is a queue like an egress port's: RED/ECN on its depth, so the NIC's DCQCN slows
+    // down when its traffic waits for grants (without PFC nothing else would).
+    if (cfg_.voq_ecn && sw_.mark_ecn(*p, v.bytes)) ++stats_.ecn_marks;
     v.q.pop_front();
+    v.bytes -= p->size;
     voq_bytes_ -= p->size;
     if (!v.local) p->size -= static_cast<uint32_t>(cfg_.header_bytes);  // stamping adds it
     v.sent += static_cast<uint64_t>(wire(*p));

@@ -61,6 +61,7 @@ class GseDgsq : public SwitchExtension, public EventTarget {
     int64_t peak_voqs = 0;
     int64_t peak_voq_bytes = 0;    // bytes in all VOQs at once
     uint64_t hold_drops = 0;
+    uint64_t ecn_marks = 0;        // marked at VOQ dequeue (voq_ecn)
     /// Adds another GSP's counters (peaks: the largest).
     void merge(const Stats& o) {
       requests += o.requests;
@@ -71,6 +72,7 @@ class GseDgsq : public SwitchExtension, public EventTarget {
       peak_voqs = std::max(peak_voqs, o.peak_voqs);
       peak_voq_bytes = std::max(peak_voq_bytes, o.peak_voq_bytes);
       hold_drops += o.hold_drops;
+      ecn_marks += o.ecn_marks;
     }
   };
   const Stats& stats() const { return stats_; }
@@ -89,6 +91,7 @@ class GseDgsq : public SwitchExtension, public EventTarget {
     uint16_t local_port = 0;
     uint32_t requester = 0;
     uint16_t requester_port = 0;
+    int64_t bytes = 0;      // buffer bytes queued now
     uint64_t enqueued = 0;  // cumulative wire bytes
     uint64_t requested = 0;
     uint64_t granted = 0;

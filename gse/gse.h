@@ -64,6 +64,7 @@ struct GseConfig {
   int64_t voq_pool_bytes = int64_t{64} << 20;  // bytes all its VOQs can hold
   std::vector<double> grant_weights;      // per source GSP (leaf) id; empty = round robin
   bool record_grants = false;
+  bool voq_ecn = false;                   // RED/ECN marks at VOQ dequeue on the VOQ depth
   // GSOS: fault notice and back-pressure (gsos.h, docs/FAULTS.md)
   Time detect = Time::us(1);          // [UNVERIFIED] a device notices its link died (loss of signal)
   Time notice_hop = Time::us(1);      // [UNVERIFIED] physical-layer notice, per hop

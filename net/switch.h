@@ -40,6 +40,13 @@ class Switch : public Node, public EventTarget {
   /// Enqueues a packet charged by hold() on an egress port.
   void send_held(Packet* p, uint16_t out_port) { ports_[out_port].egress->enqueue(p); }
   uint64_t hold_drops() const { return hold_drops_; }
+  /// RED/ECN marking of `p` for a queue of `queue_bytes` held outside the egress ports (a VOQ),
+  /// with this switch's ECN settings. True if it marked.
+  bool mark_ecn(Packet& p, int64_t queue_bytes) {
+    if (!cfg_.ecn.enabled || p.ecn != Ecn::kEct || !marker_.mark(queue_bytes)) return false;
+    p.ecn = Ecn::kCe;
+    return true;
+  }
   /// Packets dropped because no route to their destination was left (failed links).
   uint64_t unroutable() const { return unroutable_; }
   uint64_t unroutable_bytes() const { return unroutable_bytes_; }

@@ -236,7 +236,8 @@ nlohmann::ordered_json Run::fabric_stats() const {
       j["dgsq"] = {{"requests", d.requests},           {"grants", d.grants},
                    {"granted_bytes", d.granted_bytes}, {"fallback_packets", d.fallback_packets},
                    {"voqs_created", d.voqs_created},   {"peak_voqs_per_gsp", d.peak_voqs},
-                   {"peak_voq_bytes_per_gsp", d.peak_voq_bytes}, {"hold_drops", d.hold_drops}};
+                   {"peak_voq_bytes_per_gsp", d.peak_voq_bytes}, {"hold_drops", d.hold_drops},
+                   {"ecn_marks", d.ecn_marks}};
     }
     j["gse"] = {{"mode", cfg_.gse.mode == GseMode::kE2E ? "e2e" : "n2n"},
                 {"containers", containers},

@@ -577,6 +577,10 @@ void load_fabric(Section& f, ScenarioConfig& c) {
       if (c.gse.grant_weights.back() <= 0) g.fail("grant_weights", "positive numbers");
     }
   }
+  c.gse.voq_ecn = g.boolean("voq_ecn", false,
+                            "RED/ECN marking (network.ecn) at VOQ dequeue on the VOQ's depth, so "
+                            "DCQCN slows NICs whose traffic waits for grants (needed without "
+                            "PFC: nothing else slows them) [choice]");
   c.gse.reorder_timeout = g.time("reorder_timeout", Time::us(100),
                                  "give up on a container that does not complete [UNVERIFIED]");
   if (!g.describing() && c.gse.reorder_timeout.ps() <= 0) g.fail("reorder_timeout", "a positive duration");

@@ -209,5 +209,25 @@ bytes = "2MB"
   for (const auto& f : r.flows) EXPECT_EQ(f.delivered, f.spec.bytes);
 }
 
+// Without PFC (seed 002's GSE devices) a NIC whose traffic waits for grants keeps sending:
+// its VOQs fill the buffer and drop (8 senders x 8 MB per source leaf, 32 MiB of buffer). With
+// ECN on the VOQ depth the NIC's DCQCN slows it.
+TEST(Dgsq, WithoutPfcVoqEcnSlowsTheNicsInsteadOfDropping) {
+  auto with = load_scenario_text(incast31("roce"), "dgsq.toml",
+                                 {"fabric.kind=gse", "fabric.gse.dgsq=true", "network.pfc.enabled=false",
+                                  "network.ecn.enabled=true", "transport.dcqcn.enabled=true",
+                                  "fabric.gse.voq_ecn=true", "workload.bytes=\"8MB\""});
+  const RunResult r = run_scenario(with);
+  ASSERT_TRUE(r.all_done);
+  EXPECT_GT(r.fabric["dgsq"]["ecn_marks"].get<uint64_t>(), 0U);
+  EXPECT_EQ(r.fabric["dgsq"]["hold_drops"].get<uint64_t>(), 0U);
+  EXPECT_EQ(r.totals.pfc_frames, 0U);
+  auto without = with;
+  without.gse.voq_ecn = false;
+  const RunResult d = run_scenario(without);
+  EXPECT_GT(d.fabric["dgsq"]["hold_drops"].get<uint64_t>(), 0U);
+  EXPECT_EQ(d.fabric["dgsq"]["ecn_marks"].get<uint64_t>(), 0U);
+}
+
 }  // namespace
 }  // namespace fabsim
