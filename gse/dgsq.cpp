@@ -17,7 +17,7 @@ GseDgsq::GseDgsq(Simulation& sim, Switch& sw, const GseConfig& cfg, GseSourceSel
       sched_(host_of_port_.size()) {
   int64_t bps = 0;
   for (uint16_t up : uplinks_) bps += sw_.port(up).link()->config().rate.bps();  // symmetric links
-  downlink_rate_ = Rate(static_cast<int64_t>(static_cast<double>(bps) * cfg_.grant_rate));
+  downlink_rate_ = Rate(static_cast<int64_t>(static_cast<double>(bps) * cfg_.transit_share));
 }
 
 int64_t GseDgsq::quantum() const { return gsos_ != nullptr ? gsos_->grant_policy().quantum : cfg_.grant_quantum; }
@@ -25,7 +25,7 @@ double GseDgsq::share() const { return gsos_ != nullptr ? gsos_->grant_policy().
 Rate GseDgsq::transit_rate() const {
   if (gsos_ == nullptr) return downlink_rate_;
   const Rate r = gsos_->ingress_capacity(gsos_->leaf_index(sw_.id()));
-  return Rate(static_cast<int64_t>(static_cast<double>(r.bps()) * share()));
+  return Rate(static_cast<int64_t>(static_cast<double>(r.bps()) * cfg_.transit_share));
 }
 
 // Bytes the destination port will send for `p`: frame + preamble/gap, without the GSE header
@@ -158,6 +158,16 @@ void GseDgsq::on_request(uint16_t port, uint16_t gsp, uint32_t requester, uint64
 // needs to send those bytes: grants never outrun the port.
 void GseDgsq::grant_next(uint16_t port) {
   PortSched& ps = sched_[port];
+  // Egress flow control: while the port queues more than the gate (its own ACKs and CNPs take
+  // part of its rate), grants wait for it to drain.
+  const EgressPort& egress = sw_.port(port);
+  int64_t queued = 0;
+  for (uint8_t c = 0; c < kControlClass; ++c) queued += egress.queued_bytes(c);
+  if (cfg_.grant_gate > 0 && queued > cfg_.grant_gate) {
+    ps.timer.arm(sim_.scheduler(), this, port,
+                 sim_.now() + serialization_delay(queued - cfg_.grant_gate, egress.link()->config().rate));
+    return;
+  }
   // Remote sources wait while the spine links into this leaf are fully granted; local ones
   // (same leaf) do not cross them.
   const Rate transit = transit_rate();
@@ -235,7 +245,9 @@ void GseDgsq::try_send(uint32_t dst) {
     Packet* p = v.q.front();
     // A VOQ is a queue like an egress port's: RED/ECN on its depth, so the NIC's DCQCN slows
     // down when its traffic waits for grants (without PFC nothing else would).
-    if (cfg_.voq_ecn && sw_.mark_ecn(*p, v.bytes)) ++stats_.ecn_marks;
+    if (cfg_.voq_ecn && sw_.mark_ecn(*p, v.bytes, Bytes(cfg_.voq_ecn_kmin), Bytes(cfg_.voq_ecn_kmax))) {
+      ++stats_.ecn_marks;
+    }
     v.q.pop_front();
     v.bytes -= p->size;
     voq_bytes_ -= p->size;

@@ -141,7 +141,7 @@ class GseDgsq : public SwitchExtension, public EventTarget {
   std::vector<GrantRecord> trace_;
   // Transit capacity: the spine links into this leaf carry every remote source's granted
   // bytes (containers are sprayed over all of them), so remote grants share one budget.
-  Rate downlink_rate_;      // sum of the spine -> leaf link rates x grant_rate
+  Rate downlink_rate_;      // sum of the spine -> leaf link rates x transit_share
   Time downlink_free_;      // when the budget next has room
 };
 

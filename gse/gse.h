@@ -58,13 +58,17 @@ struct GseConfig {
   // DGSQ (data plane II)
   bool dgsq = false;
   int64_t grant_quantum = 16384;          // bytes per grant (one container by default)
-  double grant_rate = 0.97;               // share of the port's rate granted (the rest: ACKs, CNPs)
+  double grant_rate = 1.0;                // share of the port's rate granted at most
+  int64_t grant_gate = 32768;             // no grant while the port queues more (egress flow control)
   bool transit_caps = true;               // grants to remote sources within the GSFs' capacity
+  double transit_share = 0.97;            // share of the spine links' rate granted (ACKs cross too)
   int64_t voq_pool_queues = 4096;         // VOQs a GSP can have at once
   int64_t voq_pool_bytes = int64_t{64} << 20;  // bytes all its VOQs can hold
   std::vector<double> grant_weights;      // per source GSP (leaf) id; empty = round robin
   bool record_grants = false;
   bool voq_ecn = false;                   // RED/ECN marks at VOQ dequeue on the VOQ depth
+  int64_t voq_ecn_kmin = 262144;          // [UNVERIFIED] VOQ depth with no marking
+  int64_t voq_ecn_kmax = 1048576;         // [UNVERIFIED] VOQ depth marked with network.ecn.pmax
   // GSOS: fault notice and back-pressure (gsos.h, docs/FAULTS.md)
   Time detect = Time::us(1);          // [UNVERIFIED] a device notices its link died (loss of signal)
   Time notice_hop = Time::us(1);      // [UNVERIFIED] physical-layer notice, per hop

@@ -32,7 +32,7 @@ namespace fabsim {
 /// Grant policy held by GSOS and read by every DGSQ egress scheduler.
 struct GrantPolicy {
   int64_t quantum = 16384;     // bytes per grant
-  double rate_share = 0.97;    // share of an egress port's rate that is granted
+  double rate_share = 1.0;     // share of an egress port's rate that is granted at most
   std::vector<double> weights; // per source GSP (switch id); empty or missing = 1
   double weight(uint32_t gsp) const { return gsp < weights.size() ? weights[gsp] : 1.0; }
   /// Time one quantum takes at the granted share of `port`: grants to a port are spaced by it.

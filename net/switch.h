@@ -42,8 +42,13 @@ class Switch : public Node, public EventTarget {
   uint64_t hold_drops() const { return hold_drops_; }
   /// RED/ECN marking of `p` for a queue of `queue_bytes` held outside the egress ports (a VOQ),
   /// with this switch's ECN settings. True if it marked.
-  bool mark_ecn(Packet& p, int64_t queue_bytes) {
-    if (!cfg_.ecn.enabled || p.ecn != Ecn::kEct || !marker_.mark(queue_bytes)) return false;
+  bool mark_ecn(Packet& p, int64_t queue_bytes, Bytes kmin, Bytes kmax) {
+    if (!cfg_.ecn.enabled || p.ecn != Ecn::kEct) return false;
+    EcnConfig e = cfg_.ecn;
+    e.kmin = kmin;
+    e.kmax = kmax;
+    const double prob = ecn_mark_probability(queue_bytes, e);
+    if (!(prob >= 1.0 || (prob > 0 && marker_.uniform() < prob))) return false;
     p.ecn = Ecn::kCe;
     return true;
   }

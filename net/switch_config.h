@@ -73,6 +73,7 @@ class RedMarker {
     const double p = ecn_mark_probability(queue_bytes, cfg_);
     return p >= 1.0 || (p > 0 && rng_.uniform() < p);
   }
+  double uniform() { return rng_.uniform(); }
 
  private:
   EcnConfig cfg_;

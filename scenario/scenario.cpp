@@ -553,13 +553,19 @@ void load_fabric(Section& f, ScenarioConfig& c) {
                          "bytes (GSE-N2N; docs/gse.md)");
   c.gse.grant_quantum = g.bytes("grant_quantum", Bytes(16384), Bytes(64), Bytes(1 << 30),
                                 "bytes per grant, paced at the egress port's rate").count();
-  c.gse.grant_rate = g.real("grant_rate", 0.97, 0.01, 1.0,
-                            "share of an egress port's rate its grants may use; the rest "
-                            "carries ACKs and CNPs towards the NIC (about 2 % with RoCE)");
+  c.gse.grant_rate = g.real("grant_rate", 1.0, 0.01, 1.0,
+                            "share of an egress port's rate its grants may use at most");
+  c.gse.grant_gate = g.bytes("grant_gate", Bytes(32768), Bytes(0), kMaxBytes,
+                             "no grant while the egress port queues more than this (egress flow "
+                             "control: the port's ACKs and CNPs take part of its rate); 0 = off "
+                             "[choice]").count();
   c.gse.transit_caps = g.boolean("transit_caps", true,
                                  "grant remote sources no faster than the spine links into the "
                                  "destination leaf carry (one budget: containers use all of "
                                  "them)");
+  c.gse.transit_share = g.real("transit_share", 0.97, 0.01, 1.0,
+                               "share of the spine links' rate remote grants may use (ACKs, CNPs, "
+                               "requests and grants cross them too: about 2 % with RoCE) [choice]");
   c.gse.voq_pool_queues = g.integer("voq_pool_queues", 4096, 0, 1 << 24,
                                     "VOQs a GSP can hold at once (then: shared, ungranted)");
   c.gse.voq_pool_bytes = g.bytes("voq_pool_bytes", Bytes(int64_t{64} << 20), Bytes(0),
@@ -581,6 +587,14 @@ void load_fabric(Section& f, ScenarioConfig& c) {
                             "RED/ECN marking (network.ecn) at VOQ dequeue on the VOQ's depth, so "
                             "DCQCN slows NICs whose traffic waits for grants (needed without "
                             "PFC: nothing else slows them) [choice]");
+  c.gse.voq_ecn_kmin = g.bytes("voq_ecn_kmin", Bytes(262144), Bytes(0), kMaxBytes,
+                               "VOQ depth below which nothing is marked (above the request-grant "
+                               "loop's own backlog) [UNVERIFIED]").count();
+  c.gse.voq_ecn_kmax = g.bytes("voq_ecn_kmax", Bytes(1048576), Bytes(1), kMaxBytes,
+                               "VOQ depth marked with network.ecn.pmax [UNVERIFIED]").count();
+  if (!g.describing() && c.gse.voq_ecn_kmax <= c.gse.voq_ecn_kmin) {
+    g.fail("voq_ecn_kmax", "a size above fabric.gse.voq_ecn_kmin");
+  }
   c.gse.reorder_timeout = g.time("reorder_timeout", Time::us(100),
                                  "give up on a container that does not complete [UNVERIFIED]");
   if (!g.describing() && c.gse.reorder_timeout.ps() <= 0) g.fail("reorder_timeout", "a positive duration");
