@@ -15,6 +15,7 @@
 
 #include "plot_script.h"
 #include "report/writers.h"
+#include "scenario/compare.h"
 #include "scenario/sweep.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
@@ -81,6 +82,17 @@ std::string case_label(const SweepCase& c) {
   return label + fmt::format("-seed{}", c.seed);
 }
 
+void write_sweep_dir(const ScenarioConfig& cfg, const std::vector<SweepRow>& rows,
+                     const std::vector<SweepCase>& cases, const std::string& out) {
+  std::filesystem::create_directories(out);
+  write_text(out + "/summary.json", sweep_json(cfg, rows, cases).dump(2) + "\n");
+  write_text(out + "/sweep.csv", sweep_rows_csv(rows));
+  write_text(out + "/cases.csv", sweep_cases_csv(cases));
+  for (const auto& c : cases) {
+    write_results(c.result, out + "/cases/" + case_label(c), cfg.output.flows_csv);
+  }
+}
+
 int sweep_command(const ScenarioConfig& cfg, const std::string& out, unsigned threads) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto cases = run_sweep(cfg, threads, !out.empty(),
@@ -94,13 +106,7 @@ int sweep_command(const ScenarioConfig& cfg, const std::string& out, unsigned th
   const auto rows = aggregate(cases);
   fmt::print("scenario {}: {} cases\n{}", cfg.name, cases.size(), sweep_table(rows));
   if (!out.empty()) {
-    std::filesystem::create_directories(out);
-    write_text(out + "/summary.json", sweep_json(cfg, rows, cases).dump(2) + "\n");
-    write_text(out + "/sweep.csv", sweep_rows_csv(rows));
-    write_text(out + "/cases.csv", sweep_cases_csv(cases));
-    for (const auto& c : cases) {
-      write_results(c.result, out + "/cases/" + case_label(c), cfg.output.flows_csv);
-    }
+    write_sweep_dir(cfg, rows, cases, out);
     fmt::print("results written to {}/\n", out);
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -110,7 +116,7 @@ int sweep_command(const ScenarioConfig& cfg, const std::string& out, unsigned th
 
 // Runs the embedded matplotlib script with Debian's interpreter (the python3 first on PATH may
 // not see python3-matplotlib).
-int plot_command(const std::vector<std::string>& dirs, const std::string& out) {
+int plot_command(const std::vector<std::string>& dirs, const std::string& out, bool quiet = false) {
   for (const auto& d : dirs) {
     if (!std::filesystem::is_directory(d)) throw std::runtime_error(d + ": not a result directory");
   }
@@ -123,9 +129,81 @@ int plot_command(const std::vector<std::string>& dirs, const std::string& out) {
   write_text(script.string(), kPlotScript);
   std::string cmd = python + " '" + script.string() + "' '" + (out.empty() ? dirs.front() + "/plots" : out) + "'";
   for (const auto& d : dirs) cmd += " '" + d + "'";
+  if (quiet) cmd += " > /dev/null";
   const int rc = std::system(cmd.c_str());
   std::filesystem::remove(script);
   return rc == 0 ? 0 : 1;
+}
+
+// Runs every scenario's sweep over the same seeds, prints the side-by-side table and writes
+// one results directory per scenario, compare.csv, compare.txt and the JCT-vs-size figure.
+int compare_command(const std::vector<std::string>& files, const std::vector<std::string>& sets,
+                    const std::string& seeds_text, const std::string& out, unsigned threads,
+                    bool plot) {
+  // FILE or FILE@key=value@key=value: overrides for that scenario only (after --set).
+  std::vector<ScenarioConfig> cfgs;
+  for (const auto& arg : files) {
+    std::vector<std::string> own = sets;
+    std::string file = arg;
+    const auto at = arg.find('@');
+    if (at != std::string::npos) {
+      file = arg.substr(0, at);
+      size_t start = at + 1;
+      for (;;) {
+        const auto next = arg.find('@', start);
+        own.push_back(arg.substr(start, next == std::string::npos ? std::string::npos : next - start));
+        if (next == std::string::npos) break;
+        start = next + 1;
+      }
+    }
+    cfgs.push_back(load_scenario(file, own));
+  }
+  const std::vector<uint64_t> seeds =
+      seeds_text.empty() ? std::vector<uint64_t>{} : parse_seeds(seeds_text, "--seeds");
+  std::vector<CompareColumn> cols;
+  for (auto& cfg : cfgs) {
+    if (!seeds.empty()) cfg.sweep.seeds = seeds;
+    if (!cfg.sweep.active()) cfg.sweep.seeds = {cfg.seed};
+    CompareColumn col;
+    col.name = cfg.name;
+    int dup = 1;
+    for (const auto& c : cols) {
+      if (c.name == col.name || c.name == fmt::format("{}-{}", cfg.name, dup)) col.name = fmt::format("{}-{}", cfg.name, ++dup);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    const bool tty = isatty(2) != 0;
+    col.cases = run_sweep(cfg, threads, !out.empty(), [&col, tty](const SweepCase& /*c*/, size_t done, size_t total) {
+      if (tty) std::fprintf(stderr, "\r[fabsim] %s: case %zu/%zu   ", col.name.c_str(), done, total);
+    });
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::fprintf(stderr, "%s[fabsim] %s: %zu cases, %.1f s wall\n", tty ? "\r" : "", col.name.c_str(),
+                 col.cases.size(), wall);
+    col.rows = aggregate(col.cases);
+    if (!out.empty()) {
+      write_sweep_dir(cfg, col.rows, col.cases, out + "/" + col.name);
+      for (auto& c : col.cases) c.result = RunResult{};  // free the per-case detail once written
+    }
+    cols.push_back(std::move(col));
+  }
+  const auto rows = compare_rows(cols);
+  const std::string table = compare_table(cols, rows);
+  fmt::print("{}", table);
+  if (out.empty()) return 0;
+  write_text(out + "/compare.txt", table);
+  write_text(out + "/compare.csv", compare_csv(cols, rows));
+  fmt::print("results written to {}/ (compare.csv, compare.txt, one directory per scenario)\n", out);
+  if (plot) {
+    std::vector<std::string> dirs;
+    for (const auto& c : cols) dirs.push_back(out + "/" + c.name);
+    std::fflush(stdout);
+    if (plot_command(dirs, out + "/plots", /*quiet=*/true) == 0) {
+      fmt::print("figure: {}/plots/jct_vs_size.png (and .svg)\n", out);
+    } else {
+      std::fprintf(stderr, "fabsim: the figure could not be drawn (is python3-matplotlib installed?)\n");
+      return 1;
+    }
+  }
+  return 0;
 }
 
 int run_command(const std::string& file, const std::vector<std::string>& sets,
@@ -182,6 +260,25 @@ int main(int argc, char** argv) {
   plot->add_option("results", plot_dirs, "result directories written by run --out")->required();
   plot->add_option("--out", plot_out, "where to write the figures (default FIRST_DIR/plots)");
 
+  std::vector<std::string> cmp_files;
+  std::vector<std::string> cmp_sets;
+  std::string cmp_seeds;
+  std::string cmp_out;
+  unsigned cmp_threads = 0;
+  bool cmp_no_plot = false;
+  auto* cmp = app.add_subcommand("compare",
+                                 "run scenarios on the same cases and print their JCTs side by side, "
+                                 "with ratios to the first");
+  cmp->add_option("scenarios", cmp_files, "scenario files, the first the baseline; FILE@key=value@... "
+                                         "overrides keys of that one only")->required()->expected(2, 16);
+  cmp->add_option("--set", cmp_sets, "override a key in every scenario (repeatable)");
+  cmp->add_option("--seeds", cmp_seeds, "seeds for every scenario: FIRST-LAST or A,B,C (default: each "
+                                        "scenario's sweep.seeds)");
+  cmp->add_option("--out", cmp_out, "directory for compare.csv, compare.txt, the figure and each "
+                                    "scenario's results");
+  cmp->add_option("--threads", cmp_threads, "cases run at once (0 = one per core)");
+  cmp->add_flag("--no-plot", cmp_no_plot, "do not draw the JCT-vs-size figure");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (run->parsed()) {
@@ -198,6 +295,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (plot->parsed()) return plot_command(plot_dirs, plot_out);
+    if (cmp->parsed()) return compare_command(cmp_files, cmp_sets, cmp_seeds, cmp_out, cmp_threads, !cmp_no_plot);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "fabsim: error: %s\n", e.what());
     return 2;
