@@ -7,7 +7,7 @@ SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FABSIM := build/release/apps/fabsim/fabsim
 
-.PHONY: demo test deps build-release build-asan test-release test-asan bench clean
+.PHONY: demo compare test deps build-release build-asan test-release test-asan bench clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -27,7 +27,11 @@ build-asan: deps
 	cmake --build --preset asan -j $(JOBS)
 
 demo: build-release
-	$(FABSIM) run scenarios/quickstart.toml
+	tools/demo.sh $(FABSIM) results/demo
+
+# The full GSE vs RoCEv2 comparison (docs/VALIDATION.md; about 40 minutes on 2 cores).
+compare: build-release
+	tools/compare.sh $(FABSIM) results/compare
 
 test-release: build-release
 	ctest --preset release

@@ -85,7 +85,7 @@ void Link::transmit(Packet* p) {
     sim_.pool().release(p);
     return;
   }
-  ring_.push_back({p, sim_.now() + cfg_.delay});
+  ring_.push_back({p, sim_.now() + cfg_.delay + cfg_.extra_delay});
   if (!armed_) {
     armed_ = true;
     sim_.schedule(ring_.front().arrive, this, 0);

@@ -43,6 +43,12 @@ class Link : public EventTarget {
     int64_t framing_bytes = 20;     // preamble + SFD (8) + inter-frame gap (12) per frame
     double ber = 0.0;               // pre-FEC bit error rate
     Fec fec = Fec::kRs544;
+    // Link security (docs/SECURITY.md): latency per frame, bytes per frame (MACsec), and a
+    // capacity factor num/den on serialization (PHYSec channel-level blocks).
+    Time extra_delay;
+    int64_t overhead_bytes = 0;
+    int64_t scale_num = 1;
+    int64_t scale_den = 1;
   };
   Link(Simulation& sim, const Config& cfg, Node* dst, uint16_t dst_port, uint64_t index);
 
@@ -51,12 +57,14 @@ class Link : public EventTarget {
   void on_event(uint32_t tag, uint32_t gen) override;
 
   /// Bytes a frame occupies on this link: frame + preamble/SFD + inter-frame gap.
-  int64_t wire_bytes(const Packet& p) const { return p.size + cfg_.framing_bytes; }
+  int64_t wire_bytes(const Packet& p) const { return p.size + cfg_.framing_bytes + cfg_.overhead_bytes; }
   /// Serialization time of `p`; the last size is cached (most packets have one of two sizes).
   Time serialization(const Packet& p) {
     if (p.size != cached_size_) {
       cached_size_ = p.size;
-      cached_ser_ = serialization_delay(wire_bytes(p), cfg_.rate);
+      cached_ser_ = cfg_.scale_num == cfg_.scale_den
+                        ? serialization_delay(wire_bytes(p), cfg_.rate)
+                        : serialization_delay(wire_bytes(p) * cfg_.scale_num, Rate(cfg_.rate.bps() * cfg_.scale_den));
     }
     return cached_ser_;
   }
@@ -70,6 +78,14 @@ class Link : public EventTarget {
   /// Changes the pre-FEC bit error rate from now on.
   void set_ber(double ber);
   double ber() const { return cfg_.ber; }
+  /// Adds a security layer's cost (docs/SECURITY.md); call before traffic starts.
+  void add_security(Time extra_delay, int64_t overhead_bytes, int64_t scale_num, int64_t scale_den) {
+    cfg_.extra_delay += extra_delay;
+    cfg_.overhead_bytes += overhead_bytes;
+    cfg_.scale_num *= scale_num;
+    cfg_.scale_den *= scale_den;
+    cached_size_ = 0;
+  }
   void set_fec(Fec fec) {
     cfg_.fec = fec;
     error_loss_.clear();

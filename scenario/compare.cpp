@@ -99,7 +99,7 @@ std::string compare_table(const std::vector<CompareColumn>& cols, const std::vec
     for (size_t c = 0; c < cols.size(); ++c) {
       const Spread& s = r.jct_ms[c];
       out += s.median < 0 ? fmt::format("  {:>28}", "missing")
-                          : fmt::format("  {:>28}", fmt::format("{:.3f} [{:.3f}, {:.3f}]{}", s.median, s.min,
+                          : fmt::format("  {:>28}", fmt::format("{:.4g} [{:.4g}, {:.4g}]{}", s.median, s.min,
                                                                  s.max, r.all_done[c] ? "" : "*"));
     }
     for (size_t c = 1; c < cols.size(); ++c) {

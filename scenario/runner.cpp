@@ -45,6 +45,7 @@ Run::Run(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), net_(sim_) {
     link->set_fec(n.fec);
     link->set_ber(n.ber);
   }
+  apply_security();
   install_fabric();
   if (!cfg_.faults.events.empty()) {
     faults_ = std::make_unique<FaultInjector>(sim_, topo_, cfg_.faults.events);
@@ -122,6 +123,23 @@ Run::Run(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), net_(sim_) {
 }
 
 Run::~Run() = default;
+
+// Link kinds act on every link (each hop encrypts and decrypts); NIC kinds on the links between
+// NICs and leaves (the sender's NIC encrypts, the receiver's decrypts); their bytes are already
+// in the transport's header (scenario loader).
+void Run::apply_security() {
+  const SecurityConfig& s = cfg_.security;
+  if (s.kind == "none") return;
+  if (s.per_link()) {
+    const int64_t bytes = s.kind == "macsec" ? s.bytes : 0;
+    for (const auto& link : net_.links()) link->add_security(s.latency, bytes, s.scale_num(), s.scale_den());
+    return;
+  }
+  for (size_t h = 0; h < net_.host_count(); ++h) {
+    net_.host(h).port().link()->add_security(s.latency, 0, 1, 1);
+    net_.sw(topo_.leaf_switches[topo_.leaf_of_host[h]]).port(topo_.host_port[h]).link()->add_security(s.latency, 0, 1, 1);
+  }
+}
 
 // GSE roles (GSE-N2N: leaves are GSPs, spines GSFs) and the misordering meters at the leaves.
 void Run::install_fabric() {

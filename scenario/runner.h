@@ -26,6 +26,7 @@ class Run : public FlowObserver {
   explicit Run(const ScenarioConfig& cfg);
  private:
   void install_fabric();
+  void apply_security();
 
  public:
   ~Run() override;

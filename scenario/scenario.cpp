@@ -627,6 +627,48 @@ void load_fabric(Section& f, ScenarioConfig& c) {
   }
 }
 
+void load_security(Section& s, ScenarioConfig& c) {
+  auto& sec = c.security;
+  sec.kind = s.choice("kind", "none", {"none", "physec_link", "physec_channel", "macsec", "ipsec", "psp"},
+                      "none; PHYSec link-level or channel-level (seed 002 §2.2.3), MACsec (IEEE "
+                      "802.1AE, per link), IPsec ESP or PSP (per NIC, end to end)");
+  Time lat;
+  int64_t bytes = 0;
+  if (sec.kind == "physec_link" || sec.kind == "physec_channel") lat = Time::ns(100);
+  if (sec.kind == "macsec") {
+    lat = Time::ns(200);
+    bytes = 32;
+  }
+  if (sec.kind == "ipsec") {
+    lat = Time::ns(500);
+    bytes = 36;
+  }
+  if (sec.kind == "psp") {
+    lat = Time::ns(300);
+    bytes = 40;
+  }
+  sec.latency = s.time("latency", lat,
+                       "added latency: per hop (physec_*, macsec: encrypt + decrypt) or per NIC "
+                       "on each side (ipsec, psp). Defaults by kind: PHYSec 100ns (seed 002: "
+                       "hundreds of ns), MACsec 200ns, IPsec 500ns, PSP 300ns [UNVERIFIED]");
+  sec.bytes = s.integer("bytes", bytes, 0, 1024,
+                        "bytes added per frame (macsec: SecTAG 16 + ICV 16) or per packet "
+                        "(ipsec: ESP transport mode with AES-GCM, 36; psp: UDP 8 + PSP header 16 + "
+                        "ICV 16); PHYSec adds none");
+  sec.segment_blocks = s.integer("segment_blocks", 1024, 1, 1 << 24,
+                                 "physec_channel: 64B/66B blocks per encrypted segment (each "
+                                 "segment adds a D, an S and a T block) [UNVERIFIED]");
+  if (s.describing()) return;
+  if (sec.kind == "none" && (s.has("latency") || s.has("bytes"))) {
+    s.fail("kind", "a security kind when latency or bytes are given");
+  }
+  if ((sec.kind == "physec_link" || sec.kind == "physec_channel") && sec.bytes != 0) {
+    s.fail("bytes", "0 for PHYSec (it adds no bytes to frames; channel-level blocks are set by "
+                    "segment_blocks)");
+  }
+  if (sec.kind == "ipsec" || sec.kind == "psp") c.transport.wire.header_bytes += sec.bytes;
+}
+
 // The cable a fault names must exist in the configured leaf-spine.
 void check_cable(Section& f, const std::string& name, const ScenarioConfig& c) {
   const auto& ls = c.topology.leaf_spine;
@@ -741,6 +783,9 @@ ScenarioConfig parse(const toml::table* root, const std::string& file) {
                                                        : c.topology.leaf_spine.nic_rate;
   find_kind(kTransports, c.transport.kind, [] {})->load(tr, c.transport, line);
   tr.finish();
+  auto sec = top.table("security", "encryption cost (docs/SECURITY.md)");
+  load_security(sec, c);
+  sec.finish();
   c.network.sw.max_frame_bytes = c.transport.wire.payload + c.transport.wire.header_bytes;
 
   auto wl = top.table("workload", "traffic");
@@ -902,6 +947,8 @@ Catalogue describe_catalogue() {
     load_fabric(fabric, c);
     auto faults = s.table("faults", "link failures, flaps and degradation (docs/FAULTS.md)");
     load_faults(faults, c);
+    auto sec = s.table("security", "encryption cost (docs/SECURITY.md)");
+    load_security(sec, c);
   });
 
   cat.common = with_prefix(common, "");

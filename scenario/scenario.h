@@ -36,6 +36,19 @@ struct NetworkConfig {
   Fec fec = Fec::kRs544;
 };
 
+/// `[security]`: the cost of encryption (docs/SECURITY.md; seed 002 §1.2.3, §2.2.3).
+struct SecurityConfig {
+  std::string kind = "none";  // none | physec_link | physec_channel | macsec | ipsec | psp
+  Time latency;               // per hop (link kinds) or per NIC, each way (ipsec, psp)
+  int64_t bytes = 0;          // per frame (macsec) or per packet (ipsec, psp)
+  int64_t segment_blocks = 1024;  // physec_channel: 64B/66B blocks per encrypted segment
+  bool per_link() const { return kind == "physec_link" || kind == "physec_channel" || kind == "macsec"; }
+  /// PHYSec channel-level capacity factor: a segment of N blocks becomes ceil(65 N / 64)
+  /// blocks (65B compression packed into 64-bit payloads) plus a D, an S and a T block.
+  int64_t scale_num() const { return kind == "physec_channel" ? (65 * segment_blocks + 63) / 64 + 3 : 1; }
+  int64_t scale_den() const { return kind == "physec_channel" ? segment_blocks : 1; }
+};
+
 /// `[faults]`: the schedule and the Ethernet fabric's reconvergence (docs/FAULTS.md).
 struct FaultsConfig {
   Time reconverge_local = Time::ms(1);  // [UNVERIFIED] the switches at a changed cable
@@ -91,6 +104,7 @@ struct ScenarioConfig {
   std::string fabric = "ethernet";  // ethernet | gse
   GseConfig gse;
   FaultsConfig faults;
+  SecurityConfig security;
   TransportConfig transport;
   WorkloadConfig workload;
   OutputConfig output;

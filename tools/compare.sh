@@ -27,3 +27,9 @@ echo "== GSE-N2N against GSE-E2E (PKTC and reordering only: DGSQ is modelled at 
 "$fabsim" compare 'scenarios/seed002-gse-pfc-2to1.toml@name="gse-n2n-2to1"@fabric.gse.dgsq=false' \
   'scenarios/seed002-gse-pfc-2to1.toml@name="gse-e2e-2to1"@fabric.gse.dgsq=false@fabric.gse.mode="e2e"' \
   --set 'sweep.sizes=["1MiB","16MiB","64MiB","256MiB"]' --seeds "$seeds" --out "$out/e2e-vs-n2n-2to1"
+echo "== security cost: PHYSec link- and channel-level, MACsec, IPsec, PSP on RoCEv2, 2:1 (docs/SECURITY.md)"
+sec=scenarios/security-2to1.toml
+"$fabsim" compare "$sec" "$sec@name=\"physec-link\"@security.kind=\"physec_link\"" \
+  "$sec@name=\"physec-channel\"@security.kind=\"physec_channel\"" "$sec@name=\"macsec\"@security.kind=\"macsec\"" \
+  "$sec@name=\"ipsec\"@security.kind=\"ipsec\"" "$sec@name=\"psp\"@security.kind=\"psp\"" \
+  --seeds "$seeds" --out "$out/security-2to1"
