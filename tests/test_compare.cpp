@@ -1,0 +1,95 @@
+// fabsim compare's table: both fabrics' rows and ratios on a tiny real case, per-seed ratio
+// ranges on scripted cases, and the --seeds syntax.
+#include <gtest/gtest.h>
+
+#include "scenario/compare.h"
+#include "scenario/scenario.h"
+
+namespace fabsim {
+namespace {
+using namespace literals;
+
+SweepCase scripted(const std::string& coll, int64_t size, uint64_t seed, double jct_us) {
+  SweepCase c;
+  c.collective = coll;
+  c.size = size;
+  c.seed = seed;
+  c.all_done = true;
+  c.jobs.max_jct = Time::ps(static_cast<int64_t>(jct_us * 1e6));
+  return c;
+}
+
+TEST(Compare, RatiosOfMediansAndPerSeedRanges) {
+  CompareColumn a{"roce", {}, {}};
+  CompareColumn b{"gse", {}, {}};
+  const double ra[] = {100, 200, 300};
+  const double rb[] = {50, 300, 150};
+  for (uint64_t s = 0; s < 3; ++s) {
+    a.cases.push_back(scripted("alltoall", 1 << 20, s + 1, ra[s]));
+    b.cases.push_back(scripted("alltoall", 1 << 20, s + 1, rb[s]));
+  }
+  a.rows = aggregate(a.cases);
+  b.rows = aggregate(b.cases);
+  const auto rows = compare_rows({a, b});
+  ASSERT_EQ(rows.size(), 1U);
+  EXPECT_DOUBLE_EQ(rows[0].jct_ms[0].median, 0.2);
+  EXPECT_DOUBLE_EQ(rows[0].jct_ms[1].median, 0.15);
+  EXPECT_DOUBLE_EQ(rows[0].ratio[1], 0.75);           // 150 / 200
+  EXPECT_DOUBLE_EQ(rows[0].seed_ratio[1].min, 0.5);   // seed 1 and seed 3
+  EXPECT_DOUBLE_EQ(rows[0].seed_ratio[1].max, 1.5);   // seed 2
+  const std::string table = compare_table({a, b}, rows);
+  EXPECT_NE(table.find("0.75 [0.50, 1.50]"), std::string::npos) << table;
+  EXPECT_NE(table.find("ratio 2: gse / roce"), std::string::npos) << table;
+}
+
+TEST(Compare, ATinyRealCaseGivesBothFabricsRowsAndARatio) {
+  const std::string text = R"(
+[topology]
+kind = "leaf_spine"
+servers = 2
+gpus_per_server = 2
+spines = 2
+[transport]
+kind = "roce"
+[workload]
+kind = "jobs"
+[[workload.jobs]]
+placement = "block"
+ranks = 4
+[[workload.jobs.ops]]
+type = "$collective"
+bytes = "$size"
+[sweep]
+collectives = ["alltoall", "allreduce_ring"]
+sizes = ["64KiB"]
+seeds = [1, 2]
+)";
+  std::vector<CompareColumn> cols;
+  for (const char* fabric : {"ethernet", "gse"}) {
+    const auto cfg = load_scenario_text(text, "tiny.toml", {std::string("fabric.kind=") + fabric});
+    CompareColumn c{fabric, run_sweep(cfg, 1, false, {}), {}};
+    c.rows = aggregate(c.cases);
+    cols.push_back(std::move(c));
+  }
+  const auto rows = compare_rows(cols);
+  ASSERT_EQ(rows.size(), 2U);
+  for (const auto& r : rows) {
+    EXPECT_GT(r.jct_ms[0].median, 0);
+    EXPECT_GT(r.jct_ms[1].median, 0);
+    EXPECT_TRUE(r.all_done[0] && r.all_done[1]);
+    EXPECT_NEAR(r.ratio[1], r.jct_ms[1].median / r.jct_ms[0].median, 1e-12);
+  }
+  const std::string csv = compare_csv(cols, rows);
+  EXPECT_NE(csv.find("ratio_gse"), std::string::npos);
+}
+
+TEST(Compare, SeedListsAndRanges) {
+  EXPECT_EQ(parse_seeds("1-4", "--seeds"), (std::vector<uint64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(parse_seeds("7,3,9", "--seeds"), (std::vector<uint64_t>{7, 3, 9}));
+  EXPECT_THROW(parse_seeds("4-1", "--seeds"), ConfigError);
+  EXPECT_THROW(parse_seeds("a,b", "--seeds"), ConfigError);
+  EXPECT_THROW(parse_seeds("", "--seeds"), ConfigError);
+}
+
+}  // namespace
+}  // namespace fabsim
