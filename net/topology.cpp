@@ -7,6 +7,17 @@
 
 namespace fabsim {
 
+namespace {
+Link::Config link_config(Rate rate, Time delay, double loss, int64_t framing_bytes) {
+  Link::Config c;
+  c.rate = rate;
+  c.delay = delay;
+  c.loss_probability = loss;
+  c.framing_bytes = framing_bytes;
+  return c;
+}
+}  // namespace
+
 std::string Cable::name(bool parallel) const {
   std::string n = "leaf" + std::to_string(leaf) + "-spine" + std::to_string(spine);
   if (parallel) n += "#" + std::to_string(k);
@@ -99,8 +110,8 @@ TopologyInfo build_leaf_spine(Network& net, const LeafSpineConfig& cfg, const Sw
     spine[s] = &net.add_switch(sw, "spine" + std::to_string(s));
     info.spine_switches.push_back(spine[s]->id());
   }
-  const Link::Config host_link{cfg.nic_rate, cfg.host_link_delay, loss, framing_bytes};
-  const Link::Config fabric_link{cfg.uplink_rate, cfg.fabric_link_delay, loss, framing_bytes};
+  const Link::Config host_link = link_config(cfg.nic_rate, cfg.host_link_delay, loss, framing_bytes);
+  const Link::Config fabric_link = link_config(cfg.uplink_rate, cfg.fabric_link_delay, loss, framing_bytes);
 
   std::vector<uint16_t> down_port(hosts);
   std::vector<int> leaf_hosts(leaves, 0);
@@ -165,7 +176,7 @@ TopologyInfo build_single_switch(Network& net, const SingleSwitchConfig& cfg,
   Switch& s = net.add_switch(sw, "switch0");
   info.leaf_switches.push_back(s.id());
   info.leaf_uplinks.assign(1, {});
-  const Link::Config link{cfg.nic_rate, cfg.host_link_delay, loss, framing_bytes};
+  const Link::Config link = link_config(cfg.nic_rate, cfg.host_link_delay, loss, framing_bytes);
   std::vector<std::vector<uint16_t>> routes(cfg.hosts);
   for (int h = 0; h < cfg.hosts; ++h) {
     net.add_host("h" + std::to_string(h));
