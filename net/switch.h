@@ -41,9 +41,11 @@ class Switch : public Node, public EventTarget {
   void send_held(Packet* p, uint16_t out_port) { ports_[out_port].egress->enqueue(p); }
   uint64_t hold_drops() const { return hold_drops_; }
   /// RED/ECN marking of `p` for a queue of `queue_bytes` held outside the egress ports (a VOQ),
-  /// with this switch's ECN settings. True if it marked.
+  /// with these thresholds and network.ecn.pmax. True if it marked.
+  /// Marks whether or not network.ecn is enabled (that switch is for the egress ports): the
+  /// caller's own setting (fabric.gse.voq_ecn) decides.
   bool mark_ecn(Packet& p, int64_t queue_bytes, Bytes kmin, Bytes kmax) {
-    if (!cfg_.ecn.enabled || p.ecn != Ecn::kEct) return false;
+    if (p.ecn != Ecn::kEct) return false;
     EcnConfig e = cfg_.ecn;
     e.kmin = kmin;
     e.kmax = kmax;
