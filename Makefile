@@ -29,7 +29,7 @@ build-asan: deps
 demo: build-release
 	tools/demo.sh $(FABSIM) results/demo
 
-# The full GSE vs RoCEv2 comparison (docs/VALIDATION.md; about 40 minutes on 2 cores).
+# The full GSE vs RoCEv2 comparison (docs/VALIDATION.md; about 35 minutes on 2 cores).
 compare: build-release
 	tools/compare.sh $(FABSIM) results/compare
 

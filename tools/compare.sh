@@ -4,7 +4,7 @@
 # seed 002 tested it (DGSQ, no PFC) and with seed 000's source-local PFC; then one job on all 32
 # GPUs, 1 and 4 leaf uplinks down, and GSE-E2E against GSE-N2N.
 # Usage: tools/compare.sh [FABSIM] [OUT_DIR] [SEEDS]   (defaults: the release build, results/compare, 1-10)
-# About 40 minutes on 2 cores. Every block writes OUT_DIR/<block>/compare.txt and the figure.
+# About 35 minutes on 2 cores (33 min measured 2026-11-21). Every block writes OUT_DIR/<block>/compare.txt and the figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fabsim="${1:-build/release/apps/fabsim/fabsim}"
