@@ -161,8 +161,7 @@ void GseDgsq::grant_next(uint16_t port) {
   // Egress flow control: while the port queues more than the gate (its own ACKs and CNPs take
   // part of its rate), grants wait for it to drain.
   const EgressPort& egress = sw_.port(port);
-  int64_t queued = 0;
-  for (uint8_t c = 0; c < kControlClass; ++c) queued += egress.queued_bytes(c);
+  const int64_t queued = egress.data_queued_bytes();
   if (cfg_.grant_gate > 0 && queued > cfg_.grant_gate) {
     ps.timer.arm(sim_.scheduler(), this, port,
                  sim_.now() + serialization_delay(queued - cfg_.grant_gate, egress.link()->config().rate));

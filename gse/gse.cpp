@@ -73,8 +73,7 @@ uint16_t GseSourceSelector::choose(const uint16_t* ports, uint32_t n, uint32_t c
       for (uint32_t k = 0; k < n; ++k) {
         const uint32_t i = (container + k) % n;
         const EgressPort& e = sw_.port(ports[i]);
-        int64_t q = 0;
-        for (uint8_t c = 0; c < kControlClass; ++c) q += e.queued_bytes(c);
+        int64_t q = e.data_queued_bytes();
         if (e.busy()) q += 1;  // a frame on the wire counts a little
         if (q < best_bytes) {
           best_bytes = q;
@@ -106,8 +105,7 @@ uint16_t GseSourceSelector::choose(const uint16_t* ports, uint32_t n, uint32_t c
       for (uint32_t k = 0; k < n; ++k) {
         const uint32_t i = static_cast<uint32_t>((container + offset + k) % n);
         const EgressPort& e = sw_.port(ports[i]);
-        int64_t q = 0;
-        for (uint8_t c = 0; c < kControlClass; ++c) q += e.queued_bytes(c);
+        int64_t q = e.data_queued_bytes();
         if (gsos_ != nullptr) {
           const int64_t spine = gsos_->spine_of(leaf, ports[i]);
           if (spine >= 0) q += gsos_->published_backlog(static_cast<uint32_t>(spine), dst_leaf);

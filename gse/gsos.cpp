@@ -222,9 +222,7 @@ void Gsos::publish() {
   for (size_t c = 0; c < topo_.cables.size(); ++c) {
     const Cable& cab = topo_.cables[c];
     const EgressPort& e = net_.sw(topo_.spine_switches[cab.spine]).port(cab.spine_port);
-    int64_t q = 0;
-    for (uint8_t k = 0; k < kControlClass; ++k) q += e.queued_bytes(k);
-    s.backlog[c] = q;
+    s.backlog[c] = e.data_queued_bytes();
   }
   snaps_.push_back(std::move(s));
   // Keep the newest visible snapshot and the ones not yet visible.

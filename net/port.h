@@ -51,6 +51,12 @@ class EgressPort : public EventTarget {
   bool paused(uint8_t cls) const { return (paused_mask_ >> cls) & 1U; }
   uint8_t paused_mask() const { return paused_mask_; }
   int64_t queued_bytes(uint8_t cls) const { return bytes_[cls]; }
+  /// Bytes queued in the data classes (every class below the control class).
+  int64_t data_queued_bytes() const {
+    int64_t q = 0;
+    for (uint8_t c = 0; c < kControlClass; ++c) q += bytes_[c];
+    return q;
+  }
   size_t queued_packets(uint8_t cls) const { return q_[cls].size(); }
   Link* link() const { return link_; }
   uint16_t index() const { return index_; }
