@@ -11,6 +11,15 @@ namespace fabsim {
 namespace {
 using namespace literals;
 
+// A link of `rate`, 1 us of delay, no loss, 20 B of preamble and gap.
+Link::Config link_1us(Rate rate) {
+  Link::Config c;
+  c.rate = rate;
+  c.delay = 1_us;
+  c.framing_bytes = 20;
+  return c;
+}
+
 constexpr uint32_t kFrame = 4096 + 62;  // frame bytes of a full data packet
 const Time kSer = serialization_delay(kFrame + 20, 100_Gbps);
 const Time kPauseFrame = serialization_delay(64 + 20, 100_Gbps);
@@ -97,7 +106,7 @@ TEST(Pfc, DynamicThresholdMatchesFormula) {
   cfg.buffer.reserve = Bytes(0);
   cfg.ecn.enabled = false;
   ThreeHosts t(cfg);
-  const int64_t headroom = Switch::auto_headroom({100_Gbps, 1_us, 0.0, 20}, cfg.pfc, cfg.max_frame_bytes);
+  const int64_t headroom = Switch::auto_headroom(link_1us(100_Gbps), cfg.pfc, cfg.max_frame_bytes);
   EXPECT_EQ(t.sw().headroom_size(1), headroom);
   const int64_t free0 = (1 << 20) - 3 * headroom;  // three ports, one lossless class
   t.sw().port(0).apply_pause(3, 65535);
@@ -221,10 +230,10 @@ TEST(Ecn, MarkingFrequencyAtKminMidwayKmax) {
 TEST(Headroom, AutoSizeFromLink) {
   PfcConfig pfc;
   // 2 x BDP (12,500 B at 100G x 1us) + 2 max frames on the wire + one pause frame.
-  EXPECT_EQ(Switch::auto_headroom({100_Gbps, 1_us, 0.0, 20}, pfc, kFrame),
+  EXPECT_EQ(Switch::auto_headroom(link_1us(100_Gbps), pfc, kFrame),
             2 * 12500 + 2 * (kFrame + 20) + 84);
   pfc.response_time = 100_ns;
-  EXPECT_EQ(Switch::auto_headroom({400_Gbps, 1_us, 0.0, 20}, pfc, kFrame),
+  EXPECT_EQ(Switch::auto_headroom(link_1us(400_Gbps), pfc, kFrame),
             2 * 50000 + 2 * (kFrame + 20) + 84 + 5000);
 }
 
