@@ -149,6 +149,7 @@ at = "100us"
 void expect_every_byte_delivered(const RunResult& r) {
   ASSERT_TRUE(r.all_done);
   for (const auto& f : r.flows) EXPECT_EQ(f.delivered, f.spec.bytes) << "flow " << f.spec.src;
+  EXPECT_EQ(r.packets_live_at_end, 0U) << "packets leaked from the pool";
 }
 
 TEST(Faults, GseStopsUsingAFailedCableWithinDetectionNoticeAndOneContainer) {
