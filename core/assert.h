@@ -18,3 +18,8 @@ namespace fabsim::detail {
 #else
 #define FABSIM_ASSERT(expr) static_cast<void>(0)
 #endif
+
+/// A check that stays on in every build: for set-up code (registries, configuration), never on
+/// a per-packet path.
+#define FABSIM_CHECK(expr) \
+  ((expr) ? static_cast<void>(0) : ::fabsim::detail::assert_fail(#expr, __FILE__, __LINE__))

@@ -24,7 +24,7 @@ int64_t GseDgsq::quantum() const { return gsos_ != nullptr ? gsos_->grant_policy
 double GseDgsq::share() const { return gsos_ != nullptr ? gsos_->grant_policy().rate_share : cfg_.grant_rate; }
 Rate GseDgsq::transit_rate() const {
   if (gsos_ == nullptr) return downlink_rate_;
-  const Rate r = gsos_->ingress_capacity(gsos_->leaf_index(sw_.id()));
+  const Rate r = gsos_->ingress_capacity(gsos_->tor_index(sw_.id()));
   return Rate(static_cast<int64_t>(static_cast<double>(r.bps()) * cfg_.transit_share));
 }
 

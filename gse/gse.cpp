@@ -97,19 +97,14 @@ uint16_t GseSourceSelector::choose(const uint16_t* ports, uint32_t n, uint32_t c
     }
     case ContainerPath::kAdaptive: {
       // Local uplink backlog plus the backlog the GSF behind it published for its link to the
-      // destination leaf; ties rotate like the index choice.
-      const uint32_t leaf = gsos_ != nullptr ? gsos_->leaf_index(sw_.id()) : 0;
-      const uint32_t dst_leaf = gsos_ != nullptr ? gsos_->leaf_of_host(dst) : 0;
+      // destination ToR; ties rotate like the index choice.
       uint32_t best = 0;
       int64_t best_bytes = INT64_MAX;
       for (uint32_t k = 0; k < n; ++k) {
         const uint32_t i = static_cast<uint32_t>((container + offset + k) % n);
         const EgressPort& e = sw_.port(ports[i]);
         int64_t q = e.data_queued_bytes();
-        if (gsos_ != nullptr) {
-          const int64_t spine = gsos_->spine_of(leaf, ports[i]);
-          if (spine >= 0) q += gsos_->published_backlog(static_cast<uint32_t>(spine), dst_leaf);
-        }
+        if (gsos_ != nullptr) q += gsos_->published_backlog(sw_.id(), ports[i], dst);
         if (q < best_bytes) {
           best_bytes = q;
           best = i;

@@ -44,81 +44,60 @@ Gsos::Gsos(Simulation& sim, Network& net, const TopologyInfo& topo, const GseCon
   policy_.weights = cfg.grant_weights;
   const size_t switches = net.switch_count();
   const size_t cables = topo.cables.size();
-  const auto leaves = static_cast<size_t>(topo.leaves);
-  leaf_index_.assign(switches, kNone);
-  spine_index_.assign(switches, kNone);
-  for (size_t l = 0; l < topo.leaf_switches.size(); ++l) leaf_index_[topo.leaf_switches[l]] = static_cast<uint32_t>(l);
-  for (size_t s = 0; s < topo.spine_switches.size(); ++s) spine_index_[topo.spine_switches[s]] = static_cast<uint32_t>(s);
-  for (size_t h = 0; h < topo.leaf_of_host.size(); ++h) {
-    const uint32_t l = topo.leaf_of_host[h];
-    edge_.push_back({l, topo.leaf_switches[l], topo.host_port[h]});
+  for (size_t h = 0; h < topo.tor_of_host.size(); ++h) {
+    const uint32_t t = topo.tor_of_host[h];
+    edge_.push_back({t, topo.tors[t], topo.host_port[h]});
   }
   alive_.assign(cables, 1);
   failing_.assign(cables, 0);
   view_.assign(switches, std::vector<uint8_t>(cables, 1));
   known_at_.assign(switches, std::vector<Time>(cables, Time::max()));
   unusable_.assign(switches, 0);
-  between_.assign(static_cast<size_t>(topo.spines) * leaves, {});
-  for (size_t c = 0; c < cables; ++c) {
-    const Cable& cab = topo.cables[c];
-    between_[cab.spine * leaves + cab.leaf].push_back(static_cast<uint32_t>(c));
-  }
-  reach_.assign(switches, {});
-  ingress_capacity_.assign(leaves, Rate());
+  reach_.assign(switches, nullptr);
+  ingress_capacity_.assign(topo.tors.size(), Rate());
   for (size_t sw = 0; sw < switches; ++sw) recompute(static_cast<uint32_t>(sw));
   for (size_t c = 0; c < cables; ++c) {
     if (topo.cables[c].up->ber() > 0 || topo.cables[c].down->ber() > 0) on_cable_ber(static_cast<uint32_t>(c));
   }
 }
 
-int64_t Gsos::spine_of(uint32_t leaf, uint16_t port) const {
-  const auto& up = topo_.uplink_cable[leaf];
-  if (port >= up.size() || up[port] == kNone) return -1;
-  return topo_.cables[up[port]].spine;
-}
-
-// Derived state of one device's view: which spines reach which leaf, and (for a leaf) the
-// capacity of the spine links into it.
+// Derived state of one device's view: up/down reachability, and (for a ToR) the capacity of
+// the links from the tier above into it.
 void Gsos::recompute(uint32_t sw) {
-  const auto leaves = static_cast<size_t>(topo_.leaves);
-  auto& reach = reach_[sw];
-  reach.assign(static_cast<size_t>(topo_.spines) * leaves, 0);
-  for (size_t c = 0; c < topo_.cables.size(); ++c) {
-    if (view_[sw][c] != 0) ++reach[topo_.cables[c].spine * leaves + topo_.cables[c].leaf];
+  std::vector<uint32_t> dead;
+  for (uint32_t c = 0; c < topo_.cables.size(); ++c) {
+    if (view_[sw][c] == 0) dead.push_back(c);
   }
-  const uint32_t l = leaf_index_[sw];
-  if (l == kNone) return;
+  auto& shared = reach_cache_[dead];
+  if (!shared) shared = std::make_shared<const ClosReach>(topo_, view_[sw]);
+  reach_[sw] = shared;
+  const uint32_t t = topo_.tor_index[sw];
+  if (t == kNotTor) return;
   int64_t bps = 0;
-  for (size_t c = 0; c < topo_.cables.size(); ++c) {
-    if (topo_.cables[c].leaf == l && view_[sw][c] != 0) bps += topo_.cables[c].down->config().rate.bps();
+  for (uint32_t c : topo_.up_cables[sw]) {
+    if (view_[sw][c] != 0) bps += topo_.cables[c].down->config().rate.bps();
   }
-  ingress_capacity_[l] = Rate(bps);
+  ingress_capacity_[t] = Rate(bps);
 }
 
+// A port is usable towards `dst` if it is a host port, or its cable is usable in this view and
+// the switch at its far end still reaches the destination's ToR (down, or up then down).
 uint32_t Gsos::filter(uint32_t sw, uint32_t dst, const uint16_t* ports, uint32_t n, uint16_t* out) const {
-  const auto leaves = static_cast<size_t>(topo_.leaves);
-  const uint32_t dst_leaf = topo_.leaf_of_host[dst];
+  const uint32_t dst_tor = topo_.tor_of_host[dst];
+  const ClosReach& reach = *reach_[sw];
+  const auto& pc = topo_.port_cable[sw];
   uint32_t k = 0;
-  const uint32_t l = leaf_index_[sw];
-  if (l != kNone) {
-    const auto& up = topo_.uplink_cable[l];
-    for (uint32_t i = 0; i < n; ++i) {
-      const uint16_t p = ports[i];
-      if (p >= up.size() || up[p] == kNone) {
-        out[k++] = p;  // a host port
-        continue;
-      }
-      const uint32_t c = up[p];
-      if (view_[sw][c] != 0 && reach_[sw][topo_.cables[c].spine * leaves + dst_leaf] > 0) out[k++] = p;
-    }
-    return k;
-  }
-  const uint32_t s = spine_index_[sw];
-  FABSIM_ASSERT(s != kNone);
-  const auto& sc = topo_.spine_cable[s];
   for (uint32_t i = 0; i < n; ++i) {
     const uint16_t p = ports[i];
-    if (p < sc.size() && sc[p] != kNone && view_[sw][sc[p]] != 0) out[k++] = p;
+    const uint32_t c = p < pc.size() ? pc[p] : kNoCable;
+    if (c == kNoCable) {
+      out[k++] = p;  // a host port
+      continue;
+    }
+    if (view_[sw][c] == 0) continue;
+    const Cable& cab = topo_.cables[c];
+    const bool ok = cab.lower == sw ? reach.any(cab.upper, dst_tor) : reach.down(cab.lower, dst_tor);
+    if (ok) out[k++] = p;
   }
   return k;
 }
@@ -130,7 +109,7 @@ void Gsos::propagate(uint32_t cable, bool usable, Time detected) {
   std::vector<int64_t> hops(switches, -1);
   std::vector<uint32_t> frontier;
   const Cable& c0 = topo_.cables[cable];
-  for (uint32_t end : {topo_.leaf_switches[c0.leaf], topo_.spine_switches[c0.spine]}) {
+  for (uint32_t end : {c0.lower, c0.upper}) {
     hops[end] = 0;
     frontier.push_back(end);
   }
@@ -139,8 +118,8 @@ void Gsos::propagate(uint32_t cable, bool usable, Time detected) {
     for (size_t c = 0; c < topo_.cables.size(); ++c) {
       if (c == cable || alive_[c] == 0) continue;
       const Cable& cab = topo_.cables[c];
-      const uint32_t a = topo_.leaf_switches[cab.leaf];
-      const uint32_t b = topo_.spine_switches[cab.spine];
+      const uint32_t a = cab.lower;
+      const uint32_t b = cab.upper;
       const uint32_t v = u == a ? b : u == b ? a : kNone;
       if (v == kNone || hops[v] >= 0) continue;
       hops[v] = hops[u] + 1;
@@ -221,7 +200,7 @@ void Gsos::publish() {
   s.backlog.resize(topo_.cables.size());
   for (size_t c = 0; c < topo_.cables.size(); ++c) {
     const Cable& cab = topo_.cables[c];
-    const EgressPort& e = net_.sw(topo_.spine_switches[cab.spine]).port(cab.spine_port);
+    const EgressPort& e = net_.sw(cab.upper).port(cab.upper_port);
     s.backlog[c] = e.data_queued_bytes();
   }
   snaps_.push_back(std::move(s));
@@ -229,18 +208,24 @@ void Gsos::publish() {
   while (snaps_.size() > 1 && snaps_[1].at + cfg_.notice_hop <= sim_.now()) snaps_.pop_front();
 }
 
-int64_t Gsos::published_backlog(uint32_t spine, uint32_t dst_leaf) const {
+int64_t Gsos::published_backlog(uint32_t sw, uint16_t port, uint32_t dst) const {
   const Snapshot* vis = nullptr;
   for (const auto& s : snaps_) {
     if (s.at + cfg_.notice_hop > sim_.now()) break;
     vis = &s;
   }
   if (vis == nullptr) return 0;
-  const auto& cables = between_[spine * static_cast<size_t>(topo_.leaves) + dst_leaf];
-  if (cables.empty()) return 0;
+  const auto& pc = topo_.port_cable[sw];
+  if (port >= pc.size() || pc[port] == kNoCable || topo_.cables[pc[port]].lower != sw) return 0;
+  const uint32_t next = topo_.cables[pc[port]].upper;
   int64_t sum = 0;
-  for (uint32_t c : cables) sum += vis->backlog[c];
-  return sum / static_cast<int64_t>(cables.size());
+  int64_t count = 0;
+  for (uint32_t c : topo_.up_cables[topo_.tor_switch_of_host(dst)]) {
+    if (topo_.cables[c].upper != next) continue;
+    sum += vis->backlog[c];
+    ++count;
+  }
+  return count > 0 ? sum / count : 0;
 }
 
 void Gsos::start(bool publish_backlog) {

@@ -17,7 +17,9 @@
 #pragma once
 
 #include <cstdint>  // ids
-#include <deque>    // published snapshots
+#include <deque>
+#include <map>        // reachability shared by identical views
+#include <memory>     // shared_ptr    // published snapshots
 #include <vector>   // views
 
 #include "core/rng.h"
@@ -45,7 +47,7 @@ class Gsos : public FaultListener, public EventTarget {
 
   // Global ids of edge egress ports.
   struct EdgePort {
-    uint32_t leaf = 0;    // leaf index
+    uint32_t tor = 0;     // ToR index (topology contract)
     uint32_t sw = 0;      // switch id
     uint16_t port = 0;    // port on that switch
   };
@@ -64,17 +66,17 @@ class Gsos : public FaultListener, public EventTarget {
   bool usable_in_view(uint32_t sw, uint32_t cable) const { return view_[sw][cable] != 0; }
   /// When switch `sw` last changed its view of `cable` (Time::max() if never).
   Time known_at(uint32_t sw, uint32_t cable) const { return known_at_[sw][cable]; }
-  /// Rate of the spine links into leaf `leaf` that the leaf knows to be usable.
-  Rate ingress_capacity(uint32_t leaf) const { return ingress_capacity_[leaf]; }
+  /// Rate of the links from the tier above into ToR `tor` that the ToR knows to be usable.
+  Rate ingress_capacity(uint32_t tor) const { return ingress_capacity_[tor]; }
   bool failing(uint32_t cable) const { return failing_[cable] != 0; }
 
   // Back-pressure.
-  /// Published backlog (bytes) of spine `spine`'s links to leaf `dst_leaf`, as visible now.
-  int64_t published_backlog(uint32_t spine, uint32_t dst_leaf) const;
-  /// Spine index behind uplink `port` of leaf `leaf` (or -1 for a host port).
-  int64_t spine_of(uint32_t leaf, uint16_t port) const;
-  uint32_t leaf_of_host(uint32_t host) const { return topo_.leaf_of_host[host]; }
-  uint32_t leaf_index(uint32_t sw) const { return leaf_index_[sw]; }
+  /// Published backlog (bytes) of the links from the switch behind uplink `port` of `sw` down
+  /// to the ToR of host `dst`, as visible now (mean over parallel links); 0 when that switch
+  /// has no direct link to it (a three-tier path) or `port` is not an uplink.
+  int64_t published_backlog(uint32_t sw, uint16_t port, uint32_t dst) const;
+  uint32_t tor_of_host(uint32_t host) const { return topo_.tor_of_host[host]; }
+  uint32_t tor_index(uint32_t sw) const { return topo_.tor_index[sw]; }
 
   /// The reorder stage of destination GSP `sw`: told of every cable that becomes unusable.
   void add_reorder(uint32_t sw, GseReorder* r) {
@@ -102,7 +104,7 @@ class Gsos : public FaultListener, public EventTarget {
   };
   struct Snapshot {
     Time at;
-    std::vector<int64_t> backlog;  // per cable: spine -> leaf queue bytes
+    std::vector<int64_t> backlog;  // per cable: upper -> lower queue bytes
   };
   void propagate(uint32_t cable, bool usable, Time detected);
   void apply(const Notice& n);
@@ -118,17 +120,16 @@ class Gsos : public FaultListener, public EventTarget {
   GrantPolicy policy_;
   Rng rng_;
   std::vector<EdgePort> edge_;
-  std::vector<uint32_t> leaf_index_;   // by switch id (~0: not a leaf)
-  std::vector<uint32_t> spine_index_;  // by switch id (~0: not a spine)
   std::vector<uint8_t> alive_;         // truth, per cable
   std::vector<uint8_t> failing_;       // declared by the BER monitor, per cable
   std::vector<std::vector<uint8_t>> view_;     // [switch][cable] usable as known
   std::vector<std::vector<Time>> known_at_;    // [switch][cable]
   std::vector<size_t> unusable_;               // [switch] cables known unusable
-  // [switch][spine * leaves + leaf]: cables from that spine to that leaf usable in the view.
-  std::vector<std::vector<uint16_t>> reach_;
-  std::vector<Rate> ingress_capacity_;         // per leaf
-  std::vector<std::vector<uint32_t>> between_; // [spine * leaves + leaf]: cables
+  // [switch]: up/down reachability in that switch's view; switches with the same view share
+  // one (keyed by the cables they know unusable).
+  std::vector<std::shared_ptr<const ClosReach>> reach_;
+  std::map<std::vector<uint32_t>, std::shared_ptr<const ClosReach>> reach_cache_;
+  std::vector<Rate> ingress_capacity_;         // per ToR
   std::vector<Notice> notices_;
   std::vector<uint32_t> monitored_;            // cables with a bit error rate
   bool monitor_armed_ = false;

@@ -85,12 +85,12 @@ void Reconvergence::on_event(uint32_t tag, uint32_t /*gen*/) {
   const CableView view = [this](uint32_t sw, size_t cable) { return view_[sw][cable] != 0; };
   if (u.everyone) {
     for (auto& v : view_) v[u.cable] = alive;
-    install_leaf_spine_routes(net_, topo_, view);
+    install_routes(net_, topo_, view);
     return;
   }
-  const uint32_t ends[2] = {topo_.leaf_switches[c.leaf], topo_.spine_switches[c.spine]};
+  const uint32_t ends[2] = {c.lower, c.upper};
   for (uint32_t sw : ends) view_[sw][u.cable] = alive;
-  install_leaf_spine_routes(net_, topo_, view, ends, 2);
+  install_routes(net_, topo_, view, ends, 2);
 }
 
 }  // namespace fabsim

@@ -1,6 +1,6 @@
 // Fault schedule and routing reconvergence (issue 7; seed 000 §3.3 and Table 1, seed 002 §4).
 // docs/FAULTS.md states the models and their parameters.
-//  - FaultInjector applies a scenario's schedule to leaf-spine cables: a cable goes down or
+//  - FaultInjector applies a scenario's schedule to the topology's cables (any tier): a cable goes down or
 //    comes back, flaps (down for `down_for`, up for `up_for`, `count` times), or its pre-FEC
 //    bit error rate changes. Listeners (routing, GSE's GSOS) hear every change.
 //  - Reconvergence is the Ethernet fabric's control plane: switches keep their routes (and ECMP
@@ -24,7 +24,7 @@ enum class FaultAction : uint8_t { kDown, kUp, kFlap, kBer };
 
 /// One entry of `[[faults.events]]`.
 struct FaultSpec {
-  std::string link;  // cable name, "leaf<l>-spine<s>" (+ "#<k>" with parallel links)
+  std::string link;  // cable name, "<lower switch>-<upper switch>" (+ "#<k>" for parallel links)
   FaultAction action = FaultAction::kDown;
   Time at;
   Time down_for = Time::us(100);  // flap
@@ -45,7 +45,7 @@ class FaultListener {
 
 class FaultInjector : public EventTarget {
  public:
-  /// `specs` must name existing cables (the scenario loader checks, with the file and key).
+  /// `specs` must name existing cables (the runner checks first, naming the file and key).
   FaultInjector(Simulation& sim, const TopologyInfo& topo, const std::vector<FaultSpec>& specs);
   void add_listener(FaultListener* l) { listeners_.push_back(l); }
   /// Schedules every primitive change.

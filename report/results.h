@@ -41,11 +41,9 @@ struct RunResult {
   std::string name;
   uint64_t seed = 0;
   nlohmann::ordered_json scenario;  // effective scenario
-  std::string topology_kind;
+  nlohmann::ordered_json topology;  // the topology contract's summary block
+  std::string topology_line;        // e.g. "leaf_spine (32 hosts, 4 leaves, ...)"
   int hosts = 0;
-  int leaves = 0;
-  int spines = 0;
-  double speedup = 0;
   Time end_time;           // simulated time when the run ended
   bool all_done = false;   // every flow completed
   uint64_t events = 0;

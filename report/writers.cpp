@@ -82,8 +82,7 @@ nlohmann::ordered_json summary_json(const RunResult& r) {
   j["name"] = r.name;
   j["seed"] = r.seed;
   j["scenario"] = r.scenario;
-  j["topology"] = {{"kind", r.topology_kind}, {"hosts", r.hosts}, {"leaves", r.leaves},
-                   {"spines", r.spines}, {"speedup", r.speedup}};
+  j["topology"] = r.topology;
   const auto s = summarize_fct(r);
   j["end_time_ps"] = r.end_time.ps();
   j["all_flows_done"] = r.all_done;
@@ -219,12 +218,8 @@ std::string us(Time t) { return fmt::format("{:.3f}", t.us_f()); }
 std::string summary_table(const RunResult& r) {
   const auto s = summarize_fct(r);
   std::string out;
-  out += fmt::format("scenario {}  seed {}  transport {}  topology {} ({} hosts", r.name,
-                     r.seed, r.transport_kind, r.topology_kind, r.hosts);
-  if (r.topology_kind == "leaf_spine") {
-    out += fmt::format(", {} leaves, {} spines, speed-up {:.2f}:1", r.leaves, r.spines, r.speedup);
-  }
-  out += ")\n";
+  out += fmt::format("scenario {}  seed {}  transport {}  topology {}\n", r.name, r.seed,
+                     r.transport_kind, r.topology_line);
   out += fmt::format("{:<28}{:>16}\n", "metric", "value");
   out += fmt::format("{:-<44}\n", "");
   auto row = [&out](const std::string& k, const std::string& v) {

@@ -6,7 +6,7 @@
 #include <map>    // case lookup
 #include <tuple>  // case keys
 
-#include "scenario/reader.h"  // ConfigError
+#include "config/reader.h"  // ConfigError
 
 namespace fabsim {
 

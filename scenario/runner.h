@@ -6,9 +6,7 @@
 
 #include "core/simulation.h"
 #include "net/network.h"
-#include "gse/dgsq.h"
-#include "gse/gse.h"
-#include "gse/gsos.h"
+#include "net/fabric.h"
 #include "net/faults.h"
 #include "net/meter.h"
 #include "net/topology.h"
@@ -24,11 +22,7 @@ namespace fabsim {
 class Run : public FlowObserver {
  public:
   explicit Run(const ScenarioConfig& cfg);
- private:
-  void install_fabric();
-  void apply_security();
 
- public:
   ~Run() override;
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
@@ -44,16 +38,24 @@ class Run : public FlowObserver {
   const TopologyInfo& topology() const { return topo_; }
   const ScenarioConfig& config() const { return cfg_; }
   Transport& transport() { return *transport_; }
-  const std::vector<GseSourceSelector*>& gse_sources() const { return gse_sources_; }
-  const std::vector<GseReorder*>& gse_reorders() const { return gse_reorders_; }
-  const std::vector<GseDgsq*>& gse_dgsqs() const { return gse_dgsqs_; }
+  /// The installed fabric as its own type (null if it is another kind), e.g. GseFabric.
+  template <typename T>
+  const T* fabric_as() const {
+    return dynamic_cast<const T*>(fabric_.get());
+  }
   nlohmann::ordered_json fabric_stats() const;
   /// Losses by cause and what each fault did (docs/FAULTS.md "Reporting").
   nlohmann::ordered_json fault_stats() const;
-  const Gsos* gsos() const { return gsos_.get(); }
   const FaultInjector* faults() const { return faults_.get(); }
 
  private:
+  void install_meters();
+  void install_faults();
+  void install_sampler();
+  void start_workload();
+  /// Ports of the ToRs that lead to hosts (true) or up (false), and every other switch's.
+  bool host_port(uint32_t sw, uint16_t port) const;
+
   ScenarioConfig cfg_;
   Simulation sim_;
   Network net_;
@@ -63,13 +65,8 @@ class Run : public FlowObserver {
   std::unique_ptr<FlowDriver> driver_;
   std::unique_ptr<JobRunner> jobs_;
   std::unique_ptr<PortSampler> sampler_;
-  std::vector<MisorderMeter*> meters_;            // owned by their switches
-  std::vector<GseSourceSelector*> gse_sources_;   // owned by their switches
-  std::vector<GseReorder*> gse_reorders_;         // owned by their switches
-  std::vector<GseNic*> gse_nics_;                 // owned by their hosts (GSE-E2E)
-  std::vector<GseDgsq*> gse_dgsqs_;               // owned by their switches
-  std::vector<std::unique_ptr<SwitchSink>> sinks_;
-  std::unique_ptr<Gsos> gsos_;
+  std::vector<MisorderMeter*> meters_;  // owned by their switches
+  std::unique_ptr<FabricInstance> fabric_;
   std::unique_ptr<FaultInjector> faults_;
   std::unique_ptr<Reconvergence> reconvergence_;
 };

@@ -13,19 +13,19 @@
 #include "net/faults.h"
 #include "net/switch_config.h"
 #include "net/topology.h"
-#include "scenario/reader.h"
+#include "config/reader.h"
 #include "transport/datagram.h"
 #include "transport/roce.h"
 #include "transport/flow.h"
+#include "scenario/kinds.h"
 #include "workload/job.h"
 
 namespace fabsim {
 
-struct TopologyConfig {
-  std::string kind = "leaf_spine";
-  LeafSpineConfig leaf_spine;
-  SingleSwitchConfig single_switch;
-  int hosts() const;
+/// `[topology]`: the kind, its typed config and the hosts it yields (workloads check against it).
+struct TopologyConfig : Choice<TopologyKind> {
+  HostShape shape;
+  int hosts() const { return shape.hosts; }
 };
 
 struct NetworkConfig {
@@ -36,19 +36,6 @@ struct NetworkConfig {
   Fec fec = Fec::kRs544;
 };
 
-/// `[security]`: the cost of encryption (docs/SECURITY.md; seed 002 §1.2.3, §2.2.3).
-struct SecurityConfig {
-  std::string kind = "none";  // none | physec_link | physec_channel | macsec | ipsec | psp
-  Time latency;               // per hop (link kinds) or per NIC, each way (ipsec, psp)
-  int64_t bytes = 0;          // per frame (macsec) or per packet (ipsec, psp)
-  int64_t segment_blocks = 1024;  // physec_channel: 64B/66B blocks per encrypted segment
-  bool per_link() const { return kind == "physec_link" || kind == "physec_channel" || kind == "macsec"; }
-  /// PHYSec channel-level capacity factor: a segment of N blocks becomes ceil(65 N / 64)
-  /// blocks (65B compression packed into 64-bit payloads) plus a D, an S and a T block.
-  int64_t scale_num() const { return kind == "physec_channel" ? (65 * segment_blocks + 63) / 64 + 3 : 1; }
-  int64_t scale_den() const { return kind == "physec_channel" ? segment_blocks : 1; }
-};
-
 /// `[faults]`: the schedule and the Ethernet fabric's reconvergence (docs/FAULTS.md).
 struct FaultsConfig {
   Time reconverge_local = Time::ms(1);  // [UNVERIFIED] the switches at a changed cable
@@ -56,22 +43,10 @@ struct FaultsConfig {
   std::vector<FaultSpec> events;
 };
 
-struct TransportConfig {
-  std::string kind = "datagram";
+/// `[transport]`: the kind with its keys, and the wire keys every kind shares.
+struct TransportConfig : Choice<TransportKind> {
   WireConfig wire;
   uint8_t tclass = 3;
-  DatagramConfig datagram;
-  RoceConfig roce;
-};
-
-struct WorkloadConfig {
-  std::string kind = "permutation";
-  int64_t bytes = 0;
-  Time start;
-  int senders = 0;
-  uint32_t receiver = 0;
-  std::vector<FlowSpec> flows;  // kind = "flows"
-  std::vector<JobSpec> jobs;    // kind = "jobs"
 };
 
 /// Lists a scenario runs over, each case an independent simulation (DESIGN.md "Scenarios").
@@ -99,14 +74,12 @@ struct ScenarioConfig {
   Time stop_time;
   TopologyConfig topology;
   NetworkConfig network;
-  std::string routing = "ecmp";    // ecmp | spray | flowlet (ethernet fabric)
-  Time flowlet_gap = Time::us(50);
-  std::string fabric = "ethernet";  // ethernet | gse
-  GseConfig gse;
+  Choice<PathPolicyKind> routing;  // `[routing] policy`
+  Choice<FabricKind> fabric;       // `[fabric] kind`
   FaultsConfig faults;
-  SecurityConfig security;
+  Choice<SecurityKind> security;   // `[security] kind`
   TransportConfig transport;
-  WorkloadConfig workload;
+  Choice<WorkloadKind> workload;   // `[workload] kind`
   OutputConfig output;
   SweepConfig sweep;
   nlohmann::ordered_json effective;  // every key with its effective value
@@ -124,18 +97,20 @@ ScenarioConfig load_scenario_text(const std::string& text, const std::string& na
 ScenarioConfig instantiate(const ScenarioConfig& base, const Collective* collective,
                            const int64_t* size, const uint64_t* seed);
 
-/// What `fabsim list` prints: the registries and every parameter with unit and default.
+/// What `fabsim list` prints and docs/SCENARIOS.md shows: every family with its kinds and
+/// their keys, then the common keys, all from the kinds' own declarations.
 struct Catalogue {
   struct Entry {
     std::string name;
     std::string description;
     std::vector<ParamDoc> params;
   };
-  std::vector<Entry> topologies;
-  std::vector<Entry> transports;
-  std::vector<Entry> policies;
-  std::vector<Entry> workloads;
-  std::vector<ParamDoc> common;  // simulation, network, output
+  struct Family {
+    std::string title;  // e.g. "topologies (topology.kind)"
+    std::vector<Entry> kinds;
+  };
+  std::vector<Family> families;
+  std::vector<ParamDoc> common;  // simulation, network, output, sweep, faults
 };
 Catalogue describe_catalogue();
 

@@ -2,6 +2,8 @@
 // PFC only and a bounded egress queue; weighted grants split a port; pool exhaustion falls back.
 #include <gtest/gtest.h>
 
+#include "gse/fabric.h"
+
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -37,14 +39,14 @@ const std::vector<std::string> kDgsq = {"fabric.kind=gse", "fabric.gse.dgsq=true
 
 TEST(Dgsq, GrantsNeverOutrunTheEgressPort) {
   auto cfg = load_scenario_text(incast31("roce"), "dgsq.toml", kDgsq);
-  cfg.gse.record_grants = true;
+  cfg.fabric.as<GseConfig>().record_grants = true;
   fabsim::Run run(cfg);
   const RunResult r = run.execute();
   ASSERT_TRUE(r.all_done);
-  const auto& trace = run.gse_dgsqs()[0]->grant_trace();  // leaf 0 holds the receiver
+  const auto& trace = run.fabric_as<GseFabric>()->dgsqs()[0]->grant_trace();  // leaf 0 holds the receiver
   ASSERT_GT(trace.size(), 1000U);
-  const int64_t q = cfg.gse.grant_quantum;
-  const Rate granted(static_cast<int64_t>(100e9 * cfg.gse.grant_rate));
+  const int64_t q = cfg.fabric.as<GseConfig>().grant_quantum;
+  const Rate granted(static_cast<int64_t>(100e9 * cfg.fabric.as<GseConfig>().grant_rate));
   const Time period = serialization_delay(q, granted);
   const Time window = period + period;  // one grant period plus one quantum's time
   size_t j = 0;
@@ -113,7 +115,7 @@ kind = "flows"
     fabsim::Run run(cfg);
     *out = run.execute();
     EXPECT_TRUE(out->all_done);
-    const auto& spine = run.network().sw(run.topology().spine_switches[0]);
+    const auto& spine = run.network().sw(run.topology().top_tier()[0]);
     return spine.port(0).counters().peak_queue_bytes;  // spine -> leaf 0
   };
   RunResult capped;
@@ -223,7 +225,7 @@ TEST(Dgsq, WithoutPfcVoqEcnSlowsTheNicsInsteadOfDropping) {
   EXPECT_EQ(r.fabric["dgsq"]["hold_drops"].get<uint64_t>(), 0U);
   EXPECT_EQ(r.totals.pfc_frames, 0U);
   auto without = with;
-  without.gse.voq_ecn = false;
+  without.fabric.as<GseConfig>().voq_ecn = false;
   const RunResult d = run_scenario(without);
   EXPECT_GT(d.fabric["dgsq"]["hold_drops"].get<uint64_t>(), 0U);
   EXPECT_EQ(d.fabric["dgsq"]["ecn_marks"].get<uint64_t>(), 0U);

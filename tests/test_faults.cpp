@@ -4,6 +4,8 @@
 // delivers everything; a degraded link is avoided by GSE before it loses a frame.
 #include <gtest/gtest.h>
 
+#include "gse/fabric.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -162,15 +164,15 @@ TEST(Faults, GseStopsUsingAFailedCableWithinDetectionNoticeAndOneContainer) {
   const Time fault = Time::us(100);
   // Leaf 0 is the cable's end: it learns after `detect`; the container it is sending (and the
   // frame in the serializer) still go out. 16 KiB at 400G = 0.33 us, one 4 KB frame 0.08 us.
-  const Time container = serialization_delay(cfg.gse.container_bytes, Rate::gbps(400));
+  const Time container = serialization_delay(cfg.fabric.as<GseConfig>().container_bytes, Rate::gbps(400));
   const Time frame = serialization_delay(4200, Rate::gbps(400));
   const Time last_up = c.up->fault_counters().last_data_tx;
   EXPECT_GE(last_up, fault);  // it was in use when it failed
-  EXPECT_LE(last_up, fault + cfg.gse.detect + container + frame);
+  EXPECT_LE(last_up, fault + cfg.fabric.as<GseConfig>().detect + container + frame);
   // The spine end learns as fast; what reaches it from remote GSPs before they learn (one hop
   // later) arrives within a link delay plus a container.
   const Time last_down = c.down->fault_counters().last_data_tx;
-  EXPECT_LE(last_down, fault + cfg.gse.detect + cfg.gse.notice_hop + Time::us(1) + container + frame);
+  EXPECT_LE(last_down, fault + cfg.fabric.as<GseConfig>().detect + cfg.fabric.as<GseConfig>().notice_hop + Time::us(1) + container + frame);
   EXPECT_GT(c.up->fault_counters().fault_frames + c.down->fault_counters().fault_frames, 0U);
   EXPECT_EQ(r.fabric["faults"]["congestion_drops_frames"].get<uint64_t>(), 0U);
   // The destination GSPs stop waiting for containers lost with the cable after fault_flush:
@@ -179,10 +181,10 @@ TEST(Faults, GseStopsUsingAFailedCableWithinDetectionNoticeAndOneContainer) {
   // burst released after 100 us meets DCQCN).
   EXPECT_GT(r.fabric["gse"]["reorder_fault_flushes"].get<uint64_t>(), 0U);
   const RunResult clean = run_scenario(load_scenario_text(fault_scenario("gse", ""), "faults.toml"));
-  EXPECT_LT(r.end_time, clean.end_time + cfg.gse.reorder_timeout);
+  EXPECT_LT(r.end_time, clean.end_time + cfg.fabric.as<GseConfig>().reorder_timeout);
   auto slow = load_scenario_text(fault_scenario("gse", kDownAt100us), "faults.toml",
                                  {"fabric.gse.fault_flush=100us"});
-  EXPECT_GT(run_scenario(slow).end_time, r.end_time + cfg.gse.reorder_timeout);
+  EXPECT_GT(run_scenario(slow).end_time, r.end_time + cfg.fabric.as<GseConfig>().reorder_timeout);
 }
 
 TEST(Faults, ARemoteGspLearnsOneHopLaterAndExcludesPathsThroughTheCable) {
@@ -192,24 +194,26 @@ TEST(Faults, ARemoteGspLearnsOneHopLaterAndExcludesPathsThroughTheCable) {
   expect_every_byte_delivered(r);
   const auto& topo = run.topology();
   const auto cable = static_cast<uint32_t>(topo.find_cable("leaf0-spine1"));
-  const Gsos& g = *run.gsos();
-  const Time detected = Time::us(100) + cfg.gse.detect;
-  EXPECT_EQ(g.known_at(topo.leaf_switches[0], cable), detected);
-  EXPECT_EQ(g.known_at(topo.spine_switches[1], cable), detected);
-  const uint32_t leaf2 = topo.leaf_switches[2];
-  EXPECT_EQ(g.known_at(leaf2, cable), detected + cfg.gse.notice_hop);
+  const Gsos& g = *run.fabric_as<GseFabric>()->gsos();
+  const Time detected = Time::us(100) + cfg.fabric.as<GseConfig>().detect;
+  EXPECT_EQ(g.known_at(topo.tors[0], cable), detected);
+  EXPECT_EQ(g.known_at(topo.top_tier()[1], cable), detected);
+  const uint32_t leaf2 = topo.tors[2];
+  EXPECT_EQ(g.known_at(leaf2, cable), detected + cfg.fabric.as<GseConfig>().notice_hop);
   EXPECT_FALSE(g.usable_in_view(leaf2, cable));
   // Leaf 2 excludes its uplink to spine 1 towards leaf 0 only (spine 1 still reaches leaf 3).
-  const auto& up = topo.leaf_uplinks[2];
+  const auto& up = topo.uplink_ports(topo.tors[2]);
   std::vector<uint16_t> out(up.size());
   const uint32_t to_leaf0 = g.filter(leaf2, /*host*/ 4, up.data(), static_cast<uint32_t>(up.size()), out.data());
   ASSERT_EQ(to_leaf0, 3U);
-  for (uint32_t i = 0; i < to_leaf0; ++i) EXPECT_NE(g.spine_of(2, out[i]), 1);
+  for (uint32_t i = 0; i < to_leaf0; ++i) {
+    EXPECT_NE(topo.cables[topo.port_cable[leaf2][out[i]]].upper, topo.top_tier()[1]);
+  }
   EXPECT_EQ(g.filter(leaf2, /*host*/ 24, up.data(), static_cast<uint32_t>(up.size()), out.data()), 4U);
   // The flows from leaf 2 to leaf 0 kept their bytes off the dead cable after the notice.
   const Cable& c = topo.cables[cable];
   EXPECT_LE(c.down->fault_counters().last_data_tx,
-            detected + cfg.gse.notice_hop + Time::us(1) + serialization_delay(16384 + 4200, Rate::gbps(400)));
+            detected + cfg.fabric.as<GseConfig>().notice_hop + Time::us(1) + serialization_delay(16384 + 4200, Rate::gbps(400)));
 }
 
 TEST(Faults, RoceLosesPacketsUntilReconvergenceThenNoneAndGoBackNDeliversAll) {
@@ -229,14 +233,14 @@ TEST(Faults, RoceLosesPacketsUntilReconvergenceThenNoneAndGoBackNDeliversAll) {
   EXPECT_LE(up.last_fault_loss, local);                 // and never after
   // Remote leaves keep sending to spine 1 for leaf 0 until the remote reconvergence; spine 1
   // (after its own local update) has no route and drops them.
-  const Switch& spine1 = run.network().sw(topo.spine_switches[1]);
+  const Switch& spine1 = run.network().sw(topo.top_tier()[1]);
   ASSERT_GT(spine1.unroutable(), 0U);
   EXPECT_LE(spine1.last_unroutable(), remote);
   EXPECT_GT(spine1.last_unroutable(), local);
   EXPECT_LE(c.down->fault_counters().last_fault_loss, local);
   // After reconvergence no route uses the cable.
-  const Switch& leaf0 = run.network().sw(topo.leaf_switches[0]);
-  for (uint16_t p : leaf0.routes_to(8)) EXPECT_NE(p, c.leaf_port);
+  const Switch& leaf0 = run.network().sw(topo.tors[0]);
+  for (uint16_t p : leaf0.routes_to(8)) EXPECT_NE(p, c.lower_port);
   const auto& f = r.fabric["faults"];
   EXPECT_GT(f["lost_to_faults_frames"].get<uint64_t>(), 0U);
   EXPECT_GT(f["retransmitted_bytes"].get<uint64_t>(), 0U);
@@ -258,11 +262,11 @@ ber = 6e-4
   const auto& topo = run.topology();
   const auto cable = static_cast<uint32_t>(topo.find_cable("leaf0-spine1"));
   const Cable& c = topo.cables[cable];
-  EXPECT_TRUE(run.gsos()->failing(cable));
+  EXPECT_TRUE(run.fabric_as<GseFabric>()->gsos()->failing(cable));
   EXPECT_EQ(r.fabric["faults"]["gsos"]["declared_failing"].get<uint64_t>(), 1U);
   EXPECT_EQ(r.fabric["faults"]["lost_to_errors_frames"].get<uint64_t>(), 0U);
   // Declared at the end of the first counting window after the change.
-  const Time declared = Time::us(100) + cfg.gse.monitor_window;
+  const Time declared = Time::us(100) + cfg.fabric.as<GseConfig>().monitor_window;
   EXPECT_LE(c.up->fault_counters().last_data_tx,
             declared + serialization_delay(16384 + 4200, Rate::gbps(400)));
   EXPECT_LT(r.end_time, Time::ms(1));
@@ -294,7 +298,7 @@ count = 2
   const auto& topo = run.topology();
   const auto cable = static_cast<uint32_t>(topo.find_cable("leaf0-spine1"));
   EXPECT_TRUE(topo.cables[cable].alive());
-  EXPECT_TRUE(run.gsos()->usable_in_view(topo.leaf_switches[2], cable));
+  EXPECT_TRUE(run.fabric_as<GseFabric>()->gsos()->usable_in_view(topo.tors[2], cable));
   // Back in use after the last flap (up at 150 us).
   EXPECT_GT(topo.cables[cable].up->fault_counters().last_data_tx, Time::us(150));
 }
@@ -310,7 +314,7 @@ link = "leaf9-spine1"
     const std::string m = e.what();
     EXPECT_NE(m.find("faults.toml"), std::string::npos) << m;
     EXPECT_NE(m.find("faults.events[0].link"), std::string::npos) << m;
-    EXPECT_NE(m.find("l < 4"), std::string::npos) << m;
+    EXPECT_NE(m.find("\"leaf3-spine3\""), std::string::npos) << m;  // the names that exist
   }
   const std::string stray = R"([[faults.events]]
 link = "leaf0-spine1"

@@ -2,6 +2,8 @@
 // RoCE behind GSE, load spread, misordering before reordering, reorder timeout.
 #include <gtest/gtest.h>
 
+#include "gse/fabric.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -90,14 +92,14 @@ misorder = true
 
 TEST(GsePktc, EveryPacketOfAContainerTakesOneUplink) {
   auto cfg = load_scenario_text(unequal("roce", 4, "2MB"), "gse.toml", {"fabric.kind=gse"});
-  cfg.gse.record_containers = true;
+  cfg.fabric.as<GseConfig>().record_containers = true;
   fabsim::Run run(cfg);
   const RunResult r = run.execute();
   ASSERT_TRUE(r.all_done);
   std::map<std::pair<uint32_t, uint32_t>, std::set<uint16_t>> ports;
   std::set<uint16_t> used;
   size_t records = 0;
-  for (const auto* src : run.gse_sources()) {
+  for (const auto* src : run.fabric_as<GseFabric>()->sources()) {
     for (const auto& rec : src->records()) {
       ports[{rec.dst, rec.container}].insert(rec.port);
       used.insert(rec.port);
@@ -177,8 +179,8 @@ bytes = "32MB"
   const RunResult r = run.execute();
   EXPECT_TRUE(r.all_done);
   std::vector<double> out;
-  const auto& leaf = run.network().sw(run.topology().leaf_switches[0]);
-  for (uint16_t p : run.topology().leaf_uplinks[0]) {
+  const auto& leaf = run.network().sw(run.topology().tors[0]);
+  for (uint16_t p : run.topology().uplink_ports(run.topology().tors[0])) {
     out.push_back(static_cast<double>(leaf.port(p).counters().tx_bytes));
   }
   return out;

@@ -3,6 +3,8 @@
 // follow the end-to-end capacity left after failures.
 #include <gtest/gtest.h>
 
+#include "gse/fabric.h"
+
 #include <fmt/format.h>
 
 #include "helpers.h"
@@ -46,13 +48,13 @@ grant_rate = 0.9
 grant_weights = ["3", "1"]
 )", kLateFlow), "gsos.toml");
   fabsim::Run run(cfg);
-  const Gsos& g = *run.gsos();
+  const Gsos& g = *run.fabric_as<GseFabric>()->gsos();
   const auto& topo = run.topology();
   ASSERT_EQ(g.edge_ports(), 32U);
   for (uint32_t id = 0; id < 32; ++id) {
     const auto& e = g.edge_port(id);
-    EXPECT_EQ(e.leaf, id / 8);
-    EXPECT_EQ(e.sw, topo.leaf_switches[id / 8]);
+    EXPECT_EQ(e.tor, id / 8);
+    EXPECT_EQ(e.sw, topo.tors[id / 8]);
     EXPECT_EQ(e.port, topo.host_port[id]);
     // The port leads to host `id`.
     EXPECT_EQ(run.network().sw(e.sw).port(e.port).link()->dst(), &run.network().host(id));
@@ -81,30 +83,34 @@ notice_hop = "1us"
   // Spine 0's link to leaf 1 holds 40 frames behind a pause.
   const Cable* hot = nullptr;
   for (const auto& c : topo.cables) {
-    if (c.spine == 0 && c.leaf == 1) hot = &c;
+    if (c.name() == "leaf1-spine0") hot = &c;
   }
   ASSERT_NE(hot, nullptr);
-  EgressPort& port = net.sw(topo.spine_switches[0]).port(hot->spine_port);
+  EgressPort& port = net.sw(topo.top_tier()[0]).port(hot->upper_port);
   port.apply_pause(3, 65535);
   for (int i = 0; i < 40; ++i) port.enqueue(test::make_packet(sim, 16, 8, 4096, 3, 0, i));
-  const Gsos& g = *run.gsos();
+  const Gsos& g = *run.fabric_as<GseFabric>()->gsos();
+  // Seen from leaf 0: behind its uplink k is spine k; host 8 is on leaf 1, host 16 on leaf 2.
+  const auto up0 = topo.uplink_ports(topo.tors[0]);
+  const uint32_t leaf0 = topo.tors[0];
   sim.run(Time::ps(500'000));  // published at 0, not yet visible (one hop = 1 us)
-  EXPECT_EQ(g.published_backlog(0, 1), 0);
+  EXPECT_EQ(g.published_backlog(leaf0, up0[0], 8), 0);
   sim.run(Time::us(3));  // the snapshot of t = 0 is visible from 1 us; the next from 3 us
-  EXPECT_EQ(g.published_backlog(0, 1), 40 * 4096);
-  EXPECT_EQ(g.published_backlog(1, 1), 0);
-  EXPECT_EQ(g.published_backlog(0, 2), 0);  // other destination leaves are not affected
+  EXPECT_EQ(g.published_backlog(leaf0, up0[0], 8), 40 * 4096);
+  EXPECT_EQ(g.published_backlog(leaf0, up0[1], 8), 0);
+  EXPECT_EQ(g.published_backlog(leaf0, up0[0], 16), 0);  // other destination leaves unaffected
 
   // Leaf 0's containers for leaf 1 avoid spine 0; those for leaf 2 still use it.
-  auto& src = *run.gse_sources()[0];
-  const auto& up = topo.leaf_uplinks[0];
+  auto& src = *run.fabric_as<GseFabric>()->sources()[0];
+  const auto& up = topo.uplink_ports(topo.tors[0]);
   int to_spine0_for_leaf1 = 0;
   int to_spine0_for_leaf2 = 0;
   for (int i = 0; i < 16; ++i) {
     for (uint32_t dst : {8U, 16U}) {
       Packet* p = test::make_packet(sim, 0, dst + static_cast<uint32_t>(i % 8), 16000, 3, 0, 0);
       const uint16_t out = src.stamp_and_choose(*p, up.data(), static_cast<uint32_t>(up.size()));
-      if (g.spine_of(0, out) == 0) ++(dst == 8 ? to_spine0_for_leaf1 : to_spine0_for_leaf2);
+      const uint32_t next = topo.cables[topo.port_cable[leaf0][out]].upper;
+      if (next == topo.top_tier()[0]) ++(dst == 8 ? to_spine0_for_leaf1 : to_spine0_for_leaf2);
       sim.pool().release(p);
     }
   }
@@ -133,8 +139,8 @@ std::string failed_ingress(bool caps) {
 int64_t peak_spine_downlink(fabsim::Run& run) {
   const auto& topo = run.topology();
   for (const auto& c : topo.cables) {
-    if (c.leaf == 0 && c.spine == 0) {
-      return run.network().sw(topo.spine_switches[0]).port(c.spine_port).counters().peak_queue_bytes;
+    if (c.name() == "leaf0-spine0") {
+      return run.network().sw(topo.top_tier()[0]).port(c.upper_port).counters().peak_queue_bytes;
     }
   }
   return -1;
@@ -145,7 +151,7 @@ TEST(Gsos, GrantsFollowTheCapacityLeftAfterFailures) {
   fabsim::Run run(on);
   const RunResult r = run.execute();
   ASSERT_TRUE(r.all_done);
-  EXPECT_EQ(run.gsos()->ingress_capacity(0), Rate::gbps(400));
+  EXPECT_EQ(run.fabric_as<GseFabric>()->gsos()->ingress_capacity(0), Rate::gbps(400));
   const int64_t capped = peak_spine_downlink(run);
   auto off = load_scenario_text(failed_ingress(false), "gsos.toml");
   fabsim::Run run2(off);

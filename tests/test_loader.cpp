@@ -20,7 +20,7 @@ std::string error_of(const std::string& toml, const std::vector<std::string>& se
 
 TEST(Loader, DefaultsAndEffectiveScenario) {
   const auto c = load_scenario_text("", "empty.toml");
-  EXPECT_EQ(c.topology.kind, "leaf_spine");
+  EXPECT_EQ(c.topology.name(), "leaf_spine");
   EXPECT_EQ(c.topology.hosts(), 32);
   EXPECT_EQ(c.network.sw.buffer.size.count(), 32LL << 20);
   EXPECT_EQ(c.network.framing_bytes, 20);
@@ -34,10 +34,10 @@ TEST(Loader, OverridesParseAsTomlOrString) {
                                     {"topology.uplink_rate=800Gbps", "network.pfc.enabled=false",
                                      "network.ecn.kmin=10KB", "topology.spines=3",
                                      "network.pfc.lossless_classes=[2, 3]"});
-  EXPECT_EQ(c.topology.leaf_spine.uplink_rate, 800_Gbps);
+  EXPECT_EQ(c.topology.as<LeafSpineConfig>().uplink_rate, 800_Gbps);
   EXPECT_FALSE(c.network.sw.pfc.enabled);
   EXPECT_EQ(c.network.sw.ecn.kmin.count(), 10000);
-  EXPECT_EQ(c.topology.leaf_spine.spines, 3);
+  EXPECT_EQ(c.topology.as<LeafSpineConfig>().spines, 3);
   EXPECT_EQ(c.network.sw.pfc.lossless_mask, (1U << 2) | (1U << 3));
 }
 
@@ -104,9 +104,12 @@ TEST(Loader, MissingFile) {
 
 TEST(Loader, CatalogueListsEveryKindWithDefaults) {
   const auto cat = describe_catalogue();
-  ASSERT_EQ(cat.topologies.size(), 2U);
+  ASSERT_EQ(cat.families.size(), 6U);
+  const auto& topologies = cat.families[0].kinds;
+  ASSERT_EQ(topologies.size(), 4U);
+  EXPECT_EQ(topologies[2].name, "fat_tree");
   bool found = false;
-  for (const auto& p : cat.topologies[0].params) {
+  for (const auto& p : topologies[0].params) {
     if (p.key == "topology.nic_rate") {
       found = true;
       EXPECT_EQ(p.default_value, "100Gbps");
@@ -114,8 +117,8 @@ TEST(Loader, CatalogueListsEveryKindWithDefaults) {
     }
   }
   EXPECT_TRUE(found);
-  EXPECT_EQ(cat.transports[0].name, "datagram");
-  EXPECT_EQ(cat.policies[0].name, "ecmp");
+  EXPECT_EQ(cat.families[1].kinds[0].name, "ecmp");
+  EXPECT_EQ(cat.families[3].kinds[0].name, "datagram");
   bool kmin = false;
   for (const auto& p : cat.common) kmin = kmin || p.key == "network.ecn.kmin";
   EXPECT_TRUE(kmin);

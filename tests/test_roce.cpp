@@ -208,8 +208,8 @@ bytes = "8MB"
   ASSERT_TRUE(r.all_done);
   EXPECT_EQ(r.flows[0].delivered, 8'000'000);
   int used = 0;
-  const auto& leaf = run.network().sw(run.topology().leaf_switches[0]);
-  for (uint16_t p : run.topology().leaf_uplinks[0]) used += leaf.port(p).counters().tx_data_packets > 0;
+  const auto& leaf = run.network().sw(run.topology().tors[0]);
+  for (uint16_t p : run.topology().uplink_ports(run.topology().tors[0])) used += leaf.port(p).counters().tx_data_packets > 0;
   EXPECT_GT(used, 1) << "8 QPs with their own source ports all hashed onto one uplink";
 }
 

@@ -160,7 +160,7 @@ TEST(PfcHeadOfLine, VictimWithIdleEgressIsSlowed) {
   const auto cfg = load_scenario_text(hol(true, true), "test.toml");
   fabsim::Run run(cfg);
   // Port of leaf 1 towards host 9 (the victim's own egress).
-  const uint32_t leaf1 = run.topology().leaf_switches[1];
+  const uint32_t leaf1 = run.topology().tors[1];
   const RunResult with = run.execute();
   EXPECT_EQ(with.packets_live_at_end, 0U);
   const RunResult no_pfc = run_text(hol(false, true));
@@ -177,7 +177,7 @@ TEST(PfcHeadOfLine, VictimWithIdleEgressIsSlowed) {
   EXPECT_EQ(egress.counters().tx_data_packets, with.flows[0].packets_received);
   EXPECT_EQ(egress.counters().paused_time[3], Time());
   // The mechanism: the spine's port towards leaf 1 was paused.
-  const uint32_t spine = run.topology().spine_switches[0];
+  const uint32_t spine = run.topology().top_tier()[0];
   EXPECT_GT(run.network().sw(spine).port(1).counters().paused_time[3], Time());
 }
 
@@ -208,8 +208,8 @@ std::vector<uint64_t> uplink_bytes(uint64_t seed) {
   EXPECT_TRUE(r.all_done);
   EXPECT_EQ(r.packets_live_at_end, 0U);
   std::vector<uint64_t> out;
-  const auto& leaf0 = run.network().sw(run.topology().leaf_switches[0]);
-  for (uint16_t p : run.topology().leaf_uplinks[0]) {
+  const auto& leaf0 = run.network().sw(run.topology().tors[0]);
+  for (uint16_t p : run.topology().uplink_ports(run.topology().tors[0])) {
     out.push_back(leaf0.port(p).counters().tx_data_packets);
   }
   return out;

@@ -21,13 +21,13 @@ TEST(LeafSpine, Seed002TestbedSpeedups) {
     cfg.spines = spines;
     const auto info = build_leaf_spine(net, cfg, SwitchConfig{}, 20, 0.0, ecmp());
     EXPECT_EQ(info.hosts, 32);
-    EXPECT_EQ(info.leaves, 4);
-    EXPECT_EQ(info.hosts_per_leaf, 8);
+    EXPECT_EQ(info.tors.size(), 4);
+    EXPECT_EQ(info.hosts_per_tor(), 8);
     EXPECT_DOUBLE_EQ(info.speedup, spines == 3 ? 1.5 : 2.0);
     EXPECT_EQ(net.switch_count(), 4U + spines);
     EXPECT_EQ(net.sw(0).port_count(), 8U + spines);  // 8 down, one up per spine
     // All NICs of server s are on leaf s.
-    for (int h = 0; h < 32; ++h) EXPECT_EQ(info.leaf_of_host[h], static_cast<uint32_t>(h / 8));
+    for (int h = 0; h < 32; ++h) EXPECT_EQ(info.tor_of_host[h], static_cast<uint32_t>(h / 8));
   }
 }
 
@@ -41,10 +41,10 @@ TEST(LeafSpine, RailAttachPutsGpuKOnRailLeafK) {
   cfg.attach = Attach::kRail;
   cfg.spines = 2;
   const auto info = build_leaf_spine(net, cfg, SwitchConfig{}, 20, 0.0, ecmp());
-  EXPECT_EQ(info.leaves, 8);
-  EXPECT_EQ(info.hosts_per_leaf, 4);
+  EXPECT_EQ(info.tors.size(), 8);
+  EXPECT_EQ(info.hosts_per_tor(), 4);
   for (int s = 0; s < 4; ++s) {
-    for (int g = 0; g < 8; ++g) EXPECT_EQ(info.leaf_of_host[s * 8 + g], static_cast<uint32_t>(g));
+    for (int g = 0; g < 8; ++g) EXPECT_EQ(info.tor_of_host[s * 8 + g], static_cast<uint32_t>(g));
   }
 }
 
@@ -56,10 +56,10 @@ TEST(LeafSpine, ParallelLinksMultiplyUplinks) {
   cfg.links_per_spine = 3;
   cfg.uplink_rate = 100_Gbps;
   const auto info = build_leaf_spine(net, cfg, SwitchConfig{}, 20, 0.0, ecmp());
-  EXPECT_EQ(info.leaf_uplinks[0].size(), 6U);
+  EXPECT_EQ(info.uplink_ports(info.tors[0]).size(), 6U);
   EXPECT_DOUBLE_EQ(info.speedup, 6.0 * 100 / (8 * 100));
   // The spine reaches each leaf over 3 parallel links: 4 leaves x 3.
-  EXPECT_EQ(net.sw(info.spine_switches[0]).port_count(), 12U);
+  EXPECT_EQ(net.sw(info.top_tier()[0]).port_count(), 12U);
 }
 
 }  // namespace

@@ -68,10 +68,7 @@ void print_catalogue() {
     }
     fmt::print("\n");
   };
-  section("topologies (topology.kind)", cat.topologies);
-  section("transports (transport.kind)", cat.transports);
-  section("path-selection policies (routing.policy)", cat.policies);
-  section("workloads (workload.kind)", cat.workloads);
+  for (const auto& f : cat.families) section(f.title.c_str(), f.kinds);
   fmt::print("common parameters\n");
   print_params(cat.common);
 }
@@ -287,7 +284,7 @@ int main(int argc, char** argv) {
     if (validate->parsed()) {
       const auto cfg = load_scenario(vfile, vsets);
       fmt::print("{}: valid ({} hosts, transport {}, workload {})\n", vfile, cfg.topology.hosts(),
-                 cfg.transport.kind, cfg.workload.kind);
+                 cfg.transport.name(), cfg.workload.name());
       return 0;
     }
     if (list->parsed()) {

@@ -52,6 +52,9 @@ class Section {
   bool boolean(std::string_view key, bool def, std::string_view doc);
   std::string choice(std::string_view key, std::string_view def,
                      std::initializer_list<std::string_view> choices, std::string_view doc);
+  /// The same with the choices of a registry (`Registry::names()`).
+  std::string choice(std::string_view key, std::string_view def,
+                     const std::vector<std::string_view>& choices, std::string_view doc);
   std::string text(std::string_view key, std::string_view def, std::string_view doc);
   Time time(std::string_view key, Time def, std::string_view doc);
   Bytes bytes(std::string_view key, Bytes def, Bytes lo, Bytes hi, std::string_view doc);

@@ -1,5 +1,5 @@
 // Schema-driven TOML reading; see reader.h.
-#include "scenario/reader.h"
+#include "config/reader.h"
 
 #include <fmt/format.h>  // messages
 
@@ -18,7 +18,7 @@ std::string show(const toml::node& n) {
   return os.str();
 }
 
-std::string join(std::initializer_list<std::string_view> items) {
+std::string join(const std::vector<std::string_view>& items) {
   std::string out;
   for (auto it : items) {
     if (!out.empty()) out += ", ";
@@ -138,6 +138,11 @@ bool Section::boolean(std::string_view key, bool def, std::string_view doc) {
 std::string Section::choice(std::string_view key, std::string_view def,
                             std::initializer_list<std::string_view> choices,
                             std::string_view doc) {
+  return choice(key, def, std::vector<std::string_view>(choices), doc);
+}
+
+std::string Section::choice(std::string_view key, std::string_view def,
+                            const std::vector<std::string_view>& choices, std::string_view doc) {
   document(key, "one of " + join(choices), std::string(def), doc);
   std::string v(def);
   if (const auto* n = find(key)) {

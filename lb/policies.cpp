@@ -1,0 +1,65 @@
+// The shipped path policies: ECMP, per-packet spraying and flowlets; see policy.h.
+#include "lb/ecmp.h"
+#include "lb/policy.h"
+#include "lb/spray.h"
+
+namespace fabsim {
+namespace {
+
+struct NoKeys {};
+
+class EcmpPolicy final : public PathPolicyKind {
+ public:
+  std::string_view name() const override { return "ecmp"; }
+  std::string_view description() const override {
+    return "per-flow ECMP: 5-tuple hash with a per-switch seed derived from the run's seed";
+  }
+  KindConfig load(Section& /*s*/) const override { return KindConfig::of(NoKeys{}); }
+  std::unique_ptr<PathSelector> make(const KindConfig& /*cfg*/, uint64_t seed,
+                                     const Simulation& /*sim*/) const override {
+    return std::make_unique<EcmpSelector>(seed);
+  }
+};
+
+class SprayPolicy final : public PathPolicyKind {
+ public:
+  std::string_view name() const override { return "spray"; }
+  std::string_view description() const override {
+    return "per-packet spraying: data packets round robin over the equal-cost ports";
+  }
+  KindConfig load(Section& /*s*/) const override { return KindConfig::of(NoKeys{}); }
+  std::unique_ptr<PathSelector> make(const KindConfig& /*cfg*/, uint64_t seed,
+                                     const Simulation& /*sim*/) const override {
+    return std::make_unique<SpraySelector>(seed);
+  }
+};
+
+struct FlowletConfig {
+  Time gap = Time::us(50);
+};
+
+class FlowletPolicy final : public PathPolicyKind {
+ public:
+  std::string_view name() const override { return "flowlet"; }
+  std::string_view description() const override {
+    return "flowlet switching: a new random path after a gap of routing.flowlet_gap";
+  }
+  KindConfig load(Section& s) const override {
+    FlowletConfig c;
+    c.gap = s.time("flowlet_gap", c.gap, "gap that starts a new flowlet (policy = \"flowlet\")");
+    if (!s.describing() && c.gap.ps() <= 0) s.fail("flowlet_gap", "a positive duration");
+    return KindConfig::of(c);
+  }
+  std::unique_ptr<PathSelector> make(const KindConfig& cfg, uint64_t seed,
+                                     const Simulation& sim) const override {
+    return std::make_unique<FlowletSelector>(sim, seed, cfg.get<FlowletConfig>().gap);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<PathPolicyKind> make_ecmp_policy() { return std::make_unique<EcmpPolicy>(); }
+std::unique_ptr<PathPolicyKind> make_spray_policy() { return std::make_unique<SprayPolicy>(); }
+std::unique_ptr<PathPolicyKind> make_flowlet_policy() { return std::make_unique<FlowletPolicy>(); }
+
+}  // namespace fabsim

@@ -1,0 +1,95 @@
+// See builder.h.
+#include "net/topo/builder.h"
+
+#include <algorithm>  // max
+
+namespace fabsim {
+
+ClosBuilder::ClosBuilder(Network& net, std::string kind, const SwitchConfig& sw,
+                         int64_t framing_bytes, double loss)
+    : net_(net), sw_(sw), framing_(framing_bytes), loss_(loss) {
+  info_.kind = std::move(kind);
+}
+
+Link::Config ClosBuilder::link(Rate rate, Time delay) const {
+  Link::Config c;
+  c.rate = rate;
+  c.delay = delay;
+  c.loss_probability = loss_;
+  c.framing_bytes = framing_;
+  return c;
+}
+
+Switch& ClosBuilder::add_switch(std::string name, SwitchRole role, int tier, uint32_t pod) {
+  Switch& s = net_.add_switch(sw_, std::move(name));
+  info_.role.push_back(role);
+  info_.tier.push_back(static_cast<uint8_t>(tier));
+  info_.pod.push_back(pod);
+  info_.tor_index.push_back(role == SwitchRole::kTor ? static_cast<uint32_t>(info_.tors.size()) : kNotTor);
+  if (role == SwitchRole::kTor) info_.tors.push_back(s.id());
+  info_.tiers = std::max(info_.tiers, tier);
+  return s;
+}
+
+void ClosBuilder::attach(uint32_t h, uint32_t tor, const Link::Config& link) {
+  if (info_.tor_of_host.size() <= h) {
+    info_.tor_of_host.resize(h + 1U, 0);
+    info_.host_port.resize(h + 1U, 0);
+  }
+  info_.tor_of_host[h] = info_.tor_index[tor];
+  info_.host_port[h] = net_.connect(net_.host(h), net_.sw(tor), link);
+}
+
+void ClosBuilder::connect(uint32_t lower, uint32_t upper, const Link::Config& link, uint32_t k,
+                          bool parallel) {
+  Switch& a = net_.sw(lower);
+  Switch& b = net_.sw(upper);
+  const auto [pa, pb] = net_.connect(a, b, link);
+  Cable c;
+  c.lower = lower;
+  c.upper = upper;
+  c.lower_port = pa;
+  c.upper_port = pb;
+  c.k = k;
+  c.parallel = parallel;
+  c.up = a.port(pa).link();
+  c.down = b.port(pb).link();
+  c.base = a.name() + "-" + b.name();
+  info_.cables.push_back(std::move(c));
+}
+
+TopologyInfo ClosBuilder::finish(const SelectorFactory& sel) {
+  TopologyInfo& t = info_;
+  t.hosts = static_cast<int>(net_.host_count());
+  const uint32_t n = t.switch_count();
+  t.port_cable.assign(n, {});
+  t.up_cables.assign(n, {});
+  t.down_cables.assign(n, {});
+  for (uint32_t s = 0; s < n; ++s) t.port_cable[s].assign(net_.sw(s).port_count(), kNoCable);
+  for (uint32_t i = 0; i < t.cables.size(); ++i) {
+    const Cable& c = t.cables[i];
+    t.port_cable[c.lower][c.lower_port] = i;
+    t.port_cable[c.upper][c.upper_port] = i;
+    t.up_cables[c.lower].push_back(i);
+    t.down_cables[c.upper].push_back(i);
+  }
+  install_routes(net_, t);
+  for (uint32_t s = 0; s < n; ++s) {
+    net_.sw(s).set_path_selector(sel(s));
+    net_.sw(s).finalize();
+  }
+  // Speed-up of the first ToR: its uplink capacity over its host-link capacity.
+  if (t.tiers >= 2 && !t.tors.empty()) {
+    const uint32_t tor = t.tors[0];
+    double up = 0;
+    double down = 0;
+    for (uint16_t p = 0; p < net_.sw(tor).port_count(); ++p) {
+      const double g = net_.sw(tor).port(p).link()->config().rate.gbps_f();
+      (t.is_uplink(tor, p) ? up : down) += g;
+    }
+    t.speedup = down > 0 ? up / down : 0;
+  }
+  return std::move(t);
+}
+
+}  // namespace fabsim

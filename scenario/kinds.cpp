@@ -1,0 +1,44 @@
+// The registration lines of every kind; see kinds.h. One line per kind: the order here is the
+// order `fabsim list` and docs/SCENARIOS.md show, and the first kind of each family is not
+// implicitly the default (each family's key declares its own default).
+#include "scenario/kinds.h"
+
+#include "gse/fabric.h"
+
+namespace fabsim {
+
+const Registries& registries() {
+  static const Registries r = [] {
+    Registries k;
+    k.topologies.add(make_leaf_spine_kind());
+    k.topologies.add(make_rail_kind());
+    k.topologies.add(make_fat_tree_kind());
+    k.topologies.add(make_single_switch_kind());
+
+    k.policies.add(make_ecmp_policy());
+    k.policies.add(make_spray_policy());
+    k.policies.add(make_flowlet_policy());
+
+    k.fabrics.add(make_ethernet_fabric());
+    k.fabrics.add(make_gse_fabric());
+
+    k.transports.add(make_datagram_kind());
+    k.transports.add(make_roce_kind());
+
+    k.workloads.add(make_permutation_kind());
+    k.workloads.add(make_incast_kind());
+    k.workloads.add(make_flows_kind());
+    k.workloads.add(make_jobs_kind());
+
+    k.security.add(make_no_security());
+    k.security.add(make_physec_link());
+    k.security.add(make_physec_channel());
+    k.security.add(make_macsec());
+    k.security.add(make_ipsec());
+    k.security.add(make_psp());
+    return k;
+  }();
+  return r;
+}
+
+}  // namespace fabsim

@@ -1,0 +1,40 @@
+// The transport family (`[transport] kind`): a kind declares its keys of `[transport]` (the
+// wire keys are common) and builds the host transport (DESIGN.md "Seams"). Registered in
+// scenario/kinds.cpp.
+#pragma once
+
+#include <memory>       // unique_ptr
+#include <string_view>  // names
+
+#include "config/reader.h"
+#include "config/registry.h"
+#include "transport/flow.h"
+#include "transport/transport.h"
+
+namespace fabsim {
+
+class Network;
+
+/// What a transport's keys may depend on.
+struct TransportEnv {
+  Rate line;        // the hosts' NIC rate (rate presets scale with it)
+  WireConfig wire;  // the common wire keys, already read
+};
+
+class TransportKind {
+ public:
+  virtual ~TransportKind() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::string_view description() const = 0;
+  virtual KindConfig load(Section& s, const TransportEnv& env) const = 0;
+  virtual std::unique_ptr<Transport> build(Network& net, FlowTable& flows, const KindConfig& cfg,
+                                           const WireConfig& wire) const = 0;
+};
+
+/// `[transport]` keys every kind shares: payload, header and control frame sizes, class.
+WireConfig load_wire(Section& s, uint8_t* tclass);
+
+std::unique_ptr<TransportKind> make_datagram_kind();
+std::unique_ptr<TransportKind> make_roce_kind();
+
+}  // namespace fabsim

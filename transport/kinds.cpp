@@ -1,0 +1,101 @@
+// The shipped transports' keys and builders: datagram and RoCEv2; see kind.h.
+#include <fmt/format.h>  // messages
+
+#include <limits>  // bounds
+
+#include "cc/dcqcn_keys.h"
+#include "transport/datagram.h"
+#include "transport/kind.h"
+#include "transport/roce.h"
+
+namespace fabsim {
+namespace {
+
+const Bytes kMaxBytes = Bytes(std::numeric_limits<int64_t>::max() / 16);
+
+class DatagramKind final : public TransportKind {
+ public:
+  std::string_view name() const override { return "datagram"; }
+  std::string_view description() const override {
+    return "fixed-rate datagrams: no congestion control, no retransmission; numbered so the "
+           "receiver counts loss and reordering";
+  }
+  KindConfig load(Section& s, const TransportEnv& env) const override {
+    DatagramConfig c;
+    c.rate = s.rate("rate", c.rate, "sending rate of each flow", "the NIC line rate");
+    c.ecn_capable = s.boolean("ecn_capable", c.ecn_capable, "send packets as ECT so switches mark CE");
+    c.payload_min = s.bytes("payload_min", Bytes(c.payload_min), Bytes(0), Bytes(65536),
+                            "> 0: payload of each packet uniform in [payload_min, payload] "
+                            "(varied packet sizes)").count();
+    if (!s.describing() && c.payload_min > env.wire.payload) {
+      s.fail("payload_min", "a size at most transport.payload");
+    }
+    return KindConfig::of(c);
+  }
+  std::unique_ptr<Transport> build(Network& net, FlowTable& flows, const KindConfig& cfg,
+                                   const WireConfig& wire) const override {
+    DatagramConfig c = cfg.get<DatagramConfig>();
+    c.wire = wire;
+    return std::make_unique<DatagramTransport>(net, flows, c);
+  }
+};
+
+class RoceKind final : public TransportKind {
+ public:
+  std::string_view name() const override { return "roce"; }
+  std::string_view description() const override {
+    return "RoCEv2 RC queue pairs: DCQCN, coalesced ACKs, go-back-N with NACK, IB-style timeout";
+  }
+  KindConfig load(Section& s, const TransportEnv& env) const override {
+    RoceConfig r;
+    r.qps_per_connection = static_cast<int>(s.integer(
+        "qps_per_connection", r.qps_per_connection, 1, 256,
+        "queue pairs per host pair (NCCL opens several); a message is split evenly over them"));
+    r.ack_every_packets = static_cast<int>(s.integer(
+        "ack_every_packets", r.ack_every_packets, 1, 1 << 20, "ACK coalescing: one ACK per N packets"));
+    r.ack_every_bytes = s.bytes("ack_every_bytes", Bytes(r.ack_every_bytes), Bytes(0), kMaxBytes,
+                                "ACK coalescing by bytes (0 = off); a message's end is always ACKed")
+                            .count();
+    r.nack_interval = s.time("nack_interval", r.nack_interval,
+                             "no repeated NACK for the same PSN within this time");
+    r.rto_base = s.time("rto_base", r.rto_base, "IB timeout unit (4.096 us)");
+    r.rto_exponent = static_cast<int>(s.integer(
+        "rto_exponent", r.rto_exponent, 0, 31, "retransmission timeout = rto_base x 2^rto_exponent"));
+    r.retry_limit = static_cast<int>(
+        s.integer("retry_limit", r.retry_limit, 0, 1000, "consecutive timeouts before the QP fails"));
+    r.rto_backoff = s.boolean("rto_backoff", r.rto_backoff, "double the timeout after each expiry");
+    r.max_inflight = s.bytes("max_inflight", Bytes(r.max_inflight), Bytes(0), kMaxBytes,
+                             "outstanding bytes per QP (0 = unlimited)").count();
+    auto d = s.table("dcqcn", "DCQCN congestion control, REFERENCE.md §1.5-1.6");
+    load_dcqcn(d, r.dcqcn, env.line);
+    d.finish();
+    return KindConfig::of(r);
+  }
+  std::unique_ptr<Transport> build(Network& net, FlowTable& flows, const KindConfig& cfg,
+                                   const WireConfig& wire) const override {
+    RoceConfig c = cfg.get<RoceConfig>();
+    c.wire = wire;
+    return std::make_unique<RoceTransport>(net, flows, c);
+  }
+};
+
+}  // namespace
+
+WireConfig load_wire(Section& s, uint8_t* tclass) {
+  WireConfig w;
+  w.payload = s.bytes("payload", Bytes(w.payload), Bytes(1), Bytes(65536),
+                      "payload bytes per data packet (MTU payload)").count();
+  w.header_bytes = s.integer("header_bytes", w.header_bytes, 0, 1024,
+                             "header bytes per packet: Ethernet 14 + FCS 4 + IPv4 20 + UDP 8 "
+                             "+ BTH 12 + ICRC 4");
+  w.control_bytes = s.integer("control_bytes", w.control_bytes, 64, 1500,
+                              "frame bytes of ACK, NACK and CNP packets");
+  *tclass = static_cast<uint8_t>(
+      s.integer("tclass", *tclass, 0, 6, "traffic class of data packets (7 is the control class)"));
+  return w;
+}
+
+std::unique_ptr<TransportKind> make_datagram_kind() { return std::make_unique<DatagramKind>(); }
+std::unique_ptr<TransportKind> make_roce_kind() { return std::make_unique<RoceKind>(); }
+
+}  // namespace fabsim

@@ -1,0 +1,56 @@
+// The workload family (`[workload] kind`): a kind declares its keys of `[workload]`, checks them
+// against the hosts, and plans what the run starts: flows, or jobs of collectives (DESIGN.md
+// "Workloads" and "Seams"). Registered in scenario/kinds.cpp.
+#pragma once
+
+#include <cstdint>      // sizes
+#include <string_view>  // names
+#include <vector>       // plans
+
+#include "config/reader.h"
+#include "config/registry.h"
+#include "core/rng.h"
+#include "net/topology.h"
+#include "transport/flow.h"
+#include "workload/job.h"
+
+namespace fabsim {
+
+/// What a run starts: explicit flows, or jobs (then `flows` is empty).
+struct WorkloadPlan {
+  std::vector<FlowSpec> flows;
+  std::vector<JobSpec> jobs;
+};
+
+/// Whether a workload's ops take their collective or size from the sweep.
+struct SweepUse {
+  bool size = false;
+  bool collective = false;
+};
+
+class WorkloadKind {
+ public:
+  virtual ~WorkloadKind() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::string_view description() const = 0;
+  virtual KindConfig load(Section& s, const HostShape& hosts) const = 0;
+  /// The flows or jobs of one run; `rng` is the workload's own stream.
+  virtual WorkloadPlan plan(const KindConfig& cfg, int hosts, Rng& rng) const = 0;
+  /// Sweep variables ("$size", "$collective") this workload uses.
+  virtual SweepUse sweep_use(const KindConfig& /*cfg*/) const { return {}; }
+  /// Fills the sweep variables for one case (null: that variable is not swept).
+  virtual void instantiate(KindConfig& /*cfg*/, const Collective* /*collective*/,
+                           const int64_t* /*size*/) const {}
+};
+
+std::unique_ptr<WorkloadKind> make_permutation_kind();
+std::unique_ptr<WorkloadKind> make_incast_kind();
+std::unique_ptr<WorkloadKind> make_flows_kind();
+std::unique_ptr<WorkloadKind> make_jobs_kind();
+
+}  // namespace fabsim
+
+namespace fabsim {
+/// The collective names a scenario accepts, for messages (sweep.collectives).
+const char* collective_choices();
+}  // namespace fabsim

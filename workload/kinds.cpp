@@ -1,0 +1,325 @@
+// The shipped workloads' keys and plans: permutation, incast, explicit flows and AI jobs; see
+// kind.h.
+#include <fmt/format.h>  // messages
+
+#include <limits>  // bounds
+
+#include "workload/kind.h"
+#include "workload/traffic.h"
+
+namespace fabsim {
+namespace {
+
+constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
+const Bytes kMaxBytes = Bytes(std::numeric_limits<int64_t>::max() / 16);
+
+struct PatternConfig {
+  int64_t bytes = 1000000;
+  Time start;
+  int senders = 8;        // incast
+  uint32_t receiver = 0;  // incast
+};
+
+struct FlowListConfig {
+  std::vector<FlowSpec> flows;
+};
+
+struct JobsConfig {
+  std::vector<JobSpec> jobs;
+};
+
+class PermutationKind final : public WorkloadKind {
+ public:
+  std::string_view name() const override { return "permutation"; }
+  std::string_view description() const override {
+    return "every host sends to a distinct random other host (a derangement)";
+  }
+  KindConfig load(Section& s, const HostShape& /*hosts*/) const override {
+    PatternConfig c;
+    c.bytes = s.bytes("bytes", Bytes(c.bytes), Bytes(1), kMaxBytes, "bytes per flow").count();
+    c.start = s.time("start", c.start, "start time of every flow");
+    return KindConfig::of(c);
+  }
+  WorkloadPlan plan(const KindConfig& cfg, int hosts, Rng& rng) const override {
+    const auto& c = cfg.get<PatternConfig>();
+    return {permutation_flows(hosts, c.bytes, c.start, rng), {}};
+  }
+};
+
+class IncastKind final : public WorkloadKind {
+ public:
+  std::string_view name() const override { return "incast"; }
+  std::string_view description() const override {
+    return "N senders to one receiver, all starting together";
+  }
+  KindConfig load(Section& s, const HostShape& hosts) const override {
+    PatternConfig c;
+    c.bytes = s.bytes("bytes", Bytes(c.bytes), Bytes(1), kMaxBytes, "bytes per sender").count();
+    c.start = s.time("start", c.start, "start time of every flow");
+    c.senders = static_cast<int>(s.integer("senders", c.senders, 1, kMaxInt, "number of senders (N of N:1)"));
+    c.receiver = static_cast<uint32_t>(s.integer("receiver", c.receiver, 0, kMaxInt, "receiving host id"));
+    if (s.describing()) return KindConfig::of(c);
+    if (c.receiver >= static_cast<uint32_t>(hosts.hosts)) {
+      s.fail("receiver", fmt::format("a host id below the topology's {} hosts", hosts.hosts));
+    }
+    if (c.senders > hosts.hosts - 1) {
+      s.fail("senders", fmt::format("at most {} (hosts - 1)", hosts.hosts - 1));
+    }
+    return KindConfig::of(c);
+  }
+  WorkloadPlan plan(const KindConfig& cfg, int hosts, Rng& /*rng*/) const override {
+    const auto& c = cfg.get<PatternConfig>();
+    return {incast_flows(hosts, c.senders, c.receiver, c.bytes, c.start), {}};
+  }
+};
+
+void flow_keys(Section& f, FlowSpec& spec) {
+  spec.src = static_cast<uint32_t>(f.integer("src", 0, 0, kMaxInt, "source host id"));
+  spec.dst = static_cast<uint32_t>(f.integer("dst", 1, 0, kMaxInt, "destination host id"));
+  spec.bytes = f.bytes("bytes", Bytes(1000000), Bytes(0), kMaxBytes, "bytes").count();
+  spec.start = f.time("start", Time(), "start time");
+}
+
+class FlowsKind final : public WorkloadKind {
+ public:
+  std::string_view name() const override { return "flows"; }
+  std::string_view description() const override { return "an explicit list of flows"; }
+  KindConfig load(Section& s, const HostShape& hosts) const override {
+    FlowListConfig c;
+    auto list = s.tables("flows", "explicit flows: [[workload.flows]] src, dst, bytes, start");
+    if (s.describing()) {
+      Section item = s.describe_child("flows[i]");
+      FlowSpec spec;
+      flow_keys(item, spec);
+      return KindConfig::of(c);
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      FlowSpec spec;
+      flow_keys(list[i], spec);
+      list[i].finish();
+      const std::string key = fmt::format("flows[{}]", i);
+      if (spec.src >= static_cast<uint32_t>(hosts.hosts)) {
+        s.fail(key, fmt::format("src below the topology's {} hosts, got src = {}", hosts.hosts, spec.src));
+      }
+      if (spec.dst >= static_cast<uint32_t>(hosts.hosts)) {
+        s.fail(key, fmt::format("dst below the topology's {} hosts, got dst = {}", hosts.hosts, spec.dst));
+      }
+      if (spec.src == spec.dst) s.fail(key, "src different from dst");
+      c.flows.push_back(spec);
+    }
+    return KindConfig::of(c);
+  }
+  WorkloadPlan plan(const KindConfig& cfg, int /*hosts*/, Rng& /*rng*/) const override {
+    return {cfg.get<FlowListConfig>().flows, {}};
+  }
+};
+
+constexpr const char* kCollectiveChoices =
+    "\"allreduce_ring\" (or \"allreduce\"), \"allreduce_tree\", \"alltoall\", "
+    "\"alltoall_pairwise\", \"allgather\", \"reducescatter\", \"sendrecv\", \"compute\" or "
+    "\"$collective\"";
+
+void load_op(Section& o, OpSpec& op, const std::string& job, Bytes tree_chunk) {
+  const std::string type = o.text("type", "allreduce_ring",
+                                  "allreduce_ring, allreduce_tree, alltoall, alltoall_pairwise, "
+                                  "allgather, reducescatter, sendrecv, compute, or $collective");
+  if (o.describing()) {
+    o.text("bytes", "$size", "collective size S (nccl-tests), or \"$size\" from sweep.sizes");
+    o.time("duration", Time(), "compute gap length (type = compute)");
+    o.integer("src_rank", 0, 0, kMaxInt, "sendrecv: sending rank");
+    o.integer("dst_rank", 1, 0, kMaxInt, "sendrecv: receiving rank");
+    return;
+  }
+  op.compute = type == "compute";
+  op.sweep_collective = type == "$collective";
+  if (!op.compute && !op.sweep_collective && !parse_collective(type, &op.collective)) {
+    o.fail("type", fmt::format("one of {} (job '{}')", kCollectiveChoices, job));
+  }
+  op.options.tree_chunk = tree_chunk.count();
+  if (op.compute) {
+    op.duration = o.time("duration", Time(), "compute gap length");
+    return;
+  }
+  if (!o.has("bytes")) {
+    o.fail("bytes", fmt::format("a collective size such as \"64MiB\" or \"$size\" (job '{}')", job));
+  }
+  if (o.is_text("bytes", "$size")) {
+    op.sweep_bytes = true;
+    o.text("bytes", "$size", "collective size");
+  } else {
+    op.bytes = o.bytes("bytes", Bytes(0), Bytes(0), kMaxBytes, "collective size S").count();
+    if (op.bytes == 0) o.fail("bytes", fmt::format("a size above 0 (job '{}')", job));
+  }
+  if (op.collective == Collective::kSendRecv || op.sweep_collective) {
+    op.options.send_rank = static_cast<uint32_t>(o.integer("src_rank", 0, 0, kMaxInt, "sendrecv: sending rank"));
+    op.options.recv_rank = static_cast<uint32_t>(o.integer("dst_rank", 1, 0, kMaxInt, "sendrecv: receiving rank"));
+  }
+}
+
+void load_jobs(Section& s, JobsConfig& w, const HostShape& topo) {
+  const Time step_latency = s.time("step_latency", Time(),
+                                   "software latency before each transfer of a collective step");
+  const Bytes tree_chunk = s.bytes("tree_chunk", Bytes(1 << 20), Bytes(1), kMaxBytes,
+                                   "pipelined chunk of the double-binary-tree AllReduce "
+                                   "[UNVERIFIED: NCCL's size varies]");
+  auto list = s.tables("jobs", "the jobs: [[workload.jobs]] with [[workload.jobs.ops]]");
+  if (s.describing()) {
+    Section j = s.describe_child("jobs[i]");
+    j.text("name", "job", "job name (with count > 1: name0, name1, ...)");
+    j.integer("count", 1, 1, 4096, "replicas of this job; replica k shifts its placement by k");
+    j.integers("gpus", {}, 0, kMaxInt, "explicit rank -> GPU (host id) list");
+    j.choice("placement", "list", {"list", "gpu_of_each_server", "block"},
+             "list: `gpus`; gpu_of_each_server: GPU `gpu` + k of every server (seed 002: job k "
+             "= GPU k of each server); block: `ranks` consecutive GPUs from `first` + k x ranks");
+    j.integer("gpu", 0, 0, kMaxInt, "gpu_of_each_server: GPU index of replica 0");
+    j.integer("first", 0, 0, kMaxInt, "block: first GPU of replica 0");
+    j.integer("ranks", 2, 1, kMaxInt, "block: ranks per job");
+    j.integer("iterations", 1, 1, 1 << 20, "times the op list runs");
+    j.time("start", Time(), "start time");
+    Section o = j.describe_child("ops[i]");
+    OpSpec op;
+    load_op(o, op, "", tree_chunk);
+    return;
+  }
+  const int hosts = topo.hosts;
+  if (list.empty()) s.fail("jobs", "at least one [[workload.jobs]] entry");
+  for (size_t i = 0; i < list.size(); ++i) {
+    Section& j = list[i];
+    const std::string name = j.text("name", fmt::format("job{}", i), "job name");
+    const int count = static_cast<int>(j.integer("count", 1, 1, 4096, "replicas"));
+    const auto explicit_gpus = j.integers("gpus", {}, 0, kMaxInt, "rank -> GPU list");
+    const std::string placement =
+        j.choice("placement", explicit_gpus.empty() && !j.has("gpus") ? "gpu_of_each_server" : "list",
+                 {"list", "gpu_of_each_server", "block"}, "placement");
+    const int gpu = static_cast<int>(j.integer("gpu", 0, 0, kMaxInt, "GPU index"));
+    const int first = static_cast<int>(j.integer("first", 0, 0, kMaxInt, "first GPU"));
+    const int ranks = static_cast<int>(j.integer("ranks", 2, 1, kMaxInt, "ranks per job"));
+    const int iterations = static_cast<int>(j.integer("iterations", 1, 1, 1 << 20, "iterations"));
+    const Time start = j.time("start", Time(), "start time");
+    auto ops = j.tables("ops", "operations");
+    if (ops.empty()) j.fail("ops", fmt::format("at least one [[workload.jobs.ops]] (job '{}')", name));
+    std::vector<OpSpec> specs;
+    for (auto& o : ops) {
+      OpSpec op;
+      load_op(o, op, name, tree_chunk);
+      o.finish();
+      specs.push_back(op);
+    }
+    if (placement == "list" && explicit_gpus.empty()) {
+      j.fail("gpus", fmt::format("a non-empty GPU list (job '{}' is empty)", name));
+    }
+    if (placement != "list" && !explicit_gpus.empty()) {
+      j.fail("gpus", fmt::format("no GPU list with placement = \"{}\" (job '{}')", placement, name));
+    }
+    for (int k = 0; k < count; ++k) {
+      JobSpec job;
+      job.name = count > 1 ? fmt::format("{}{}", name, k) : name;
+      if (placement == "list") {
+        if (count > 1) {
+          j.fail("count", fmt::format("1 with an explicit GPU list (job '{}'); use placement = "
+                                      "\"gpu_of_each_server\" or \"block\" for replicas", name));
+        }
+        for (auto g : explicit_gpus) job.gpus.push_back(static_cast<uint32_t>(g));
+      } else if (placement == "gpu_of_each_server") {
+        if (topo.servers == 0) {
+          j.fail("placement", fmt::format("\"list\" or \"block\" on this topology (job '{}': "
+                                          "it has no servers)", name));
+        }
+        const int g = gpu + k;
+        if (g >= topo.gpus_per_server) {
+          j.fail("gpu", fmt::format("a GPU index below topology.gpus_per_server = {} (job '{}' "
+                                    "replica {} needs GPU {})",
+                                    topo.gpus_per_server, job.name, k, g));
+        }
+        for (int srv = 0; srv < topo.servers; ++srv) {
+          job.gpus.push_back(static_cast<uint32_t>(srv * topo.gpus_per_server + g));
+        }
+      } else {
+        for (int r = 0; r < ranks; ++r) job.gpus.push_back(static_cast<uint32_t>(first + k * ranks + r));
+      }
+      std::vector<bool> used(static_cast<size_t>(hosts), false);
+      for (auto g : job.gpus) {
+        if (g >= static_cast<uint32_t>(hosts)) {
+          j.fail(placement == "list" ? "gpus" : "placement",
+                 fmt::format("GPUs below the topology's {} (job '{}' maps a rank to GPU {}, which "
+                             "does not exist)", hosts, job.name, g));
+        }
+        if (used[g]) {
+          j.fail("gpus", fmt::format("distinct GPUs (job '{}' maps two ranks to GPU {})", job.name, g));
+        }
+        used[g] = true;
+      }
+      if (job.gpus.size() < 2) {
+        j.fail("gpus", fmt::format("at least 2 ranks (job '{}' has {})", job.name, job.gpus.size()));
+      }
+      for (const auto& op : specs) {
+        if (!op.compute && (op.options.send_rank >= job.gpus.size() ||
+                            op.options.recv_rank >= job.gpus.size() ||
+                            op.options.send_rank == op.options.recv_rank) &&
+            (op.collective == Collective::kSendRecv || op.sweep_collective)) {
+          j.fail("ops", fmt::format("sendrecv ranks that differ and are below {} (job '{}')",
+                                    job.gpus.size(), job.name));
+        }
+      }
+      job.ops = specs;
+      job.iterations = iterations;
+      job.start = start;
+      job.step_latency = step_latency;
+      w.jobs.push_back(std::move(job));
+    }
+    j.finish();
+  }
+}
+
+
+class JobsKind final : public WorkloadKind {
+ public:
+  std::string_view name() const override { return "jobs"; }
+  std::string_view description() const override {
+    return "AI jobs: ranks on GPUs running collectives and compute gaps, optionally for several "
+           "iterations; several jobs at once";
+  }
+  KindConfig load(Section& s, const HostShape& hosts) const override {
+    JobsConfig c;
+    load_jobs(s, c, hosts);
+    return KindConfig::of(c);
+  }
+  WorkloadPlan plan(const KindConfig& cfg, int /*hosts*/, Rng& /*rng*/) const override {
+    return {{}, cfg.get<JobsConfig>().jobs};
+  }
+  SweepUse sweep_use(const KindConfig& cfg) const override {
+    SweepUse u;
+    for (const auto& j : cfg.get<JobsConfig>().jobs) {
+      for (const auto& op : j.ops) {
+        u.size = u.size || op.sweep_bytes;
+        u.collective = u.collective || op.sweep_collective;
+      }
+    }
+    return u;
+  }
+  void instantiate(KindConfig& cfg, const Collective* collective, const int64_t* size) const override {
+    for (auto& j : cfg.get<JobsConfig>().jobs) {
+      for (auto& op : j.ops) {
+        if (op.sweep_collective && collective != nullptr) {
+          op.collective = *collective;
+          op.sweep_collective = false;
+        }
+        if (op.sweep_bytes && size != nullptr) {
+          op.bytes = *size;
+          op.sweep_bytes = false;
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+
+const char* collective_choices() { return kCollectiveChoices; }
+
+std::unique_ptr<WorkloadKind> make_permutation_kind() { return std::make_unique<PermutationKind>(); }
+std::unique_ptr<WorkloadKind> make_incast_kind() { return std::make_unique<IncastKind>(); }
+std::unique_ptr<WorkloadKind> make_flows_kind() { return std::make_unique<FlowsKind>(); }
+std::unique_ptr<WorkloadKind> make_jobs_kind() { return std::make_unique<JobsKind>(); }
+
+}  // namespace fabsim
