@@ -1,6 +1,7 @@
 // Shared test fixtures: a recording endpoint and packet construction.
 #pragma once
 
+#include <ostream>
 #include <vector>
 
 #include "core/simulation.h"
@@ -44,3 +45,8 @@ inline Packet* make_packet(Simulation& sim, uint32_t src, uint32_t dst, uint32_t
 }
 
 }  // namespace fabsim::test
+
+namespace fabsim {
+/// GoogleTest prints a Time in a failed assertion as picoseconds (found by argument lookup).
+inline void PrintTo(Time t, std::ostream* os) { *os << t.ps() << " ps"; }
+}  // namespace fabsim

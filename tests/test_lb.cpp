@@ -1,11 +1,15 @@
-// Path-selection baselines: per-packet spraying cycles the ports; flowlets keep a port within a
-// burst and may move after a gap.
+// Path-selection baselines: ECMP spreads flows as a uniform hash would (binomial counts, the
+// expected number of ports used), per-packet spraying cycles the ports; flowlets keep a port
+// within a burst and may move after a gap.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <set>
 #include <vector>
 
 #include "core/simulation.h"
+#include "lb/ecmp.h"
 #include "lb/spray.h"
 
 namespace fabsim {
@@ -19,6 +23,74 @@ Packet data_packet(uint32_t dst, uint16_t sport) {
   p.dst = dst;
   p.sport = sport;
   return p;
+}
+
+// N distinct 5-tuples (64 sources, 64 destinations, varied UDP source ports) through one ECMP
+// selector with switch seed `seed` over K ports: the number of flows on each port.
+std::vector<int> ecmp_counts(uint64_t seed, int n, uint32_t k) {
+  EcmpSelector sel(seed);
+  std::vector<uint16_t> ports(k);
+  for (uint32_t i = 0; i < k; ++i) ports[i] = static_cast<uint16_t>(i);
+  std::vector<int> count(k, 0);
+  for (int i = 0; i < n; ++i) {
+    Packet p = data_packet(static_cast<uint32_t>(64 + (i / 64) % 64),
+                           static_cast<uint16_t>(49152 + (i * 37) % 16384));
+    p.src = static_cast<uint32_t>(i % 64);
+    ++count[sel.select(p, ports.data(), k)];
+  }
+  return count;
+}
+
+// A uniform hash puts each of N flows on each of K ports with probability 1/K, so a port's count
+// is Binomial(N, 1/K): mean N/K, sd sqrt(N (1/K)(1 - 1/K)). N = 4096, K = 8: mean 512, sd 21.17;
+// every port within 5 sd, [407, 617], fails for a uniform hash with probability below
+// 8 x 5.7e-7. Pearson's X^2 = sum (c - N/K)^2 / (N/K) has mean exactly K - 1 = 7 and variance
+// 2 (K - 1)(1 - 1/N) = 14: its mean over 1000 switch seeds is 7 +- 0.118 (sd), asserted within
+// 5 sd. This also fails for a hash that is too even (round robin gives X^2 = 0).
+TEST(Ecmp, FlowsPerPortAreBinomialAsForAUniformHash) {
+  constexpr int kN = 4096;
+  constexpr uint32_t kK = 8;
+  const double mean = static_cast<double>(kN) / kK;
+  const double sd = std::sqrt(kN * (1.0 / kK) * (1 - 1.0 / kK));
+  const std::vector<int> one = ecmp_counts(1, kN, kK);
+  int sum = 0;
+  for (int c : one) {
+    sum += c;
+    EXPECT_LE(std::abs(c - mean), 5 * sd) << c;
+  }
+  EXPECT_EQ(sum, kN);
+  constexpr int kSeeds = 1000;
+  double x2 = 0;
+  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    for (int c : ecmp_counts(seed, kN, kK)) x2 += (c - mean) * (c - mean) / mean;
+  }
+  x2 /= kSeeds;
+  EXPECT_NEAR(x2, kK - 1, 5 * std::sqrt(2.0 * (kK - 1) * (1 - 1.0 / kN) / kSeeds)) << x2;
+}
+
+// 8 flows on 8 uplinks (seed 002 §1.2.1: elephant flows collide). With a uniform hash the number
+// of ports used has mean K (1 - (1 - 1/K)^N) = 5.251 and variance K (K-1)(1 - 2/K)^N +
+// K (1 - 1/K)^N - K^2 (1 - 1/K)^(2N) = 0.799 (occupancy of K bins by N balls), N = K = 8. Over
+// 1000 switch seeds the mean is asserted within 5 sd (5 x 0.0283) of 5.251: one collision or
+// more is the rule (all 8 distinct has probability 8!/8^8 = 0.24 %).
+TEST(Ecmp, EightFlowsOnEightPortsUseTheOccupancyMeanOfPorts) {
+  constexpr double kK = 8;
+  constexpr double kN = 8;
+  const double expected = kK * (1 - std::pow(1 - 1 / kK, kN));
+  const double var = kK * (kK - 1) * std::pow(1 - 2 / kK, kN) + kK * std::pow(1 - 1 / kK, kN) -
+                     kK * kK * std::pow(1 - 1 / kK, 2 * kN);
+  constexpr int kSeeds = 1000;
+  double used = 0;
+  int all_distinct = 0;
+  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    int u = 0;
+    for (int c : ecmp_counts(seed, 8, 8)) u += c > 0;
+    used += u;
+    all_distinct += u == 8;
+  }
+  used /= kSeeds;
+  EXPECT_NEAR(used, expected, 5 * std::sqrt(var / kSeeds)) << used;
+  EXPECT_LT(all_distinct, 20);  // expected 2.4, Poisson: P(>= 20) < 1e-10
 }
 
 TEST(Spray, RoundRobinPerDestination) {

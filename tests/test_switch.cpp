@@ -2,6 +2,10 @@
 // one class while others go on, DWRR shares, RED/ECN marking, headroom sizing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
 #include "helpers.h"
 #include "lb/ecmp.h"
 #include "net/network.h"
@@ -177,6 +181,11 @@ TEST(Pfc, PauseExpiresAfterQuanta) {
   EXPECT_EQ(t.sw().port(0).counters().paused_time[3], 512_ns);
 }
 
+// Weights 1 and 3, equal full frames, quantum = weight x max frame = one frame per weight unit.
+// Class 1's first frame leaves alone (unpaused first: one eligible class bypasses DWRR); then
+// both are backlogged and each round is 1 frame of class 1, 3 of class 2, until class 2's 40th
+// frame in round 14; class 1's remaining 25 follow. The link never idles: frame k (from 0)
+// arrives at (k + 1) sS + 1 us.
 TEST(Dwrr, WeightsShareTheLink) {
   SwitchConfig cfg = static_pfc();
   cfg.pfc.enabled = false;
@@ -189,11 +198,100 @@ TEST(Dwrr, WeightsShareTheLink) {
   t.sw().port(0).apply_pause(1, 0);
   t.sw().port(0).apply_pause(2, 0);
   t.sim.run();
+  std::vector<uint8_t> expected{1};
+  for (int round = 1; round <= 13; ++round) expected.insert(expected.end(), {1, 2, 2, 2});
+  expected.insert(expected.end(), {1, 2});
+  expected.insert(expected.end(), 25, 1);
   ASSERT_EQ(t.sink.arrivals.size(), 80U);
+  std::vector<uint8_t> got;
+  for (size_t k = 0; k < t.sink.arrivals.size(); ++k) {
+    got.push_back(t.sink.arrivals[k].tclass);
+    EXPECT_EQ(t.sink.arrivals[k].at, kSer * static_cast<int64_t>(k + 1) + 1_us) << k;
+  }
+  EXPECT_EQ(got, expected);
   int class2 = 0;
   for (int i = 1; i <= 40; ++i) class2 += t.sink.arrivals[i].tclass == 2;
-  EXPECT_GE(class2, 29);
-  EXPECT_LE(class2, 31);
+  EXPECT_EQ(class2, 30);  // 10 rounds of 1 + 3: exactly w2 / (w1 + w2) of 40 frames
+}
+
+// Three backlogged classes with weights 1, 2, 3 and frames of 3000, 4158 and 1500 B; the
+// quantum is Q_i = w_i x M, M = 4158 B (max frame). A class-0 frame injected first occupies the
+// link while the others queue, so DWRR starts with all three backlogged at class 1.
+// Closed forms (Shreedhar & Varghese's deficit round robin): the deficit carries over and is
+// always below the class's frame size, so after k complete rounds class i has sent exactly
+// n_i(k) = floor(k Q_i / size_i) frames. Over any prefix while all are backlogged, its bytes S_i
+// and the total T satisfy |S_i - p_i T| < Q_i + M, p_i = w_i / W, W = sum of weights. Proof:
+// after k rounds and part of round k + 1, S_j = k Q_j - D_j + x_j, with the deficit
+// 0 <= D_j < M and x_j <= Q_j + D_j sent so far in round k + 1. With a_j = x_j - D_j in
+// (-M, Q_j], S_i - p_i T = (1 - p_i) a_i - p_i sum_{j != i} a_j, which lies between
+// -(1 - p_i)(Q_i + M) and (1 - p_i) Q_i + p_i (n - 1) M; the latter is below Q_i + M when
+// p_i (n - 1) <= 1, true here (n = 3 classes, p_i = 1/6, 1/3, 1/2).
+TEST(Dwrr, BackloggedSharesMatchWeightsWithinAQuantumPlusAFrame) {
+  SwitchConfig cfg = static_pfc();
+  cfg.pfc.enabled = false;
+  cfg.dwrr_weights = {1, 1, 2, 3, 1, 1, 1, 1};
+  ThreeHosts t(cfg);
+  constexpr int64_t kM = 4096 + 62;
+  const int64_t weight[4] = {0, 1, 2, 3};
+  const int64_t size[4] = {kM, 3000, 4158, 1500};
+  const int count[4] = {1, 30, 44, 180};
+  constexpr int64_t kW = 6;
+  for (uint8_t c = 0; c < 4; ++c) {
+    for (int i = 0; i < count[c]; ++i) {
+      t.sw().receive(test::make_packet(t.sim, 1, 0, static_cast<uint32_t>(size[c]), c, t.sink_id,
+                                       static_cast<uint64_t>(i)), 1);
+    }
+  }
+  t.sim.run();
+  ASSERT_EQ(t.sink.arrivals.size(), 255U);
+  ASSERT_EQ(t.sink.arrivals[0].tclass, 0);
+  // The link never idles: each frame arrives its own serialization after the previous one.
+  Time at = 1_us;
+  for (const auto& a : t.sink.arrivals) {
+    at += serialization_delay(size[a.tclass] + 20, 100_Gbps);
+    ASSERT_EQ(a.at, at);
+  }
+  // The exact order of rounds 1..21 (class 1 runs out in round 22): class 1 x (n_1(k) -
+  // n_1(k-1)), then class 2, then class 3.
+  constexpr int kRounds = 21;
+  std::vector<uint8_t> expected;
+  std::vector<size_t> round_end;
+  for (int64_t k = 1; k <= kRounds; ++k) {
+    for (uint8_t c = 1; c <= 3; ++c) {
+      const int64_t q = weight[c] * kM;
+      const int64_t more = k * q / size[c] - (k - 1) * q / size[c];
+      ASSERT_LT(k * q / size[c], count[c]) << "class " << int{c} << " still backlogged";
+      expected.insert(expected.end(), static_cast<size_t>(more), c);
+    }
+    round_end.push_back(expected.size());
+  }
+  std::vector<uint8_t> got;
+  for (size_t k = 1; k <= expected.size(); ++k) got.push_back(t.sink.arrivals[k].tclass);
+  EXPECT_EQ(got, expected);
+  // The share bound at every prefix while all three are backlogged, and n_i(k) at round ends.
+  int64_t served[4] = {0, 0, 0, 0};
+  int64_t total = 0;
+  size_t round = 0;
+  for (size_t k = 1; k <= expected.size(); ++k) {
+    const uint8_t c = t.sink.arrivals[k].tclass;
+    served[c] += size[c];
+    total += size[c];
+    for (int i = 1; i <= 3; ++i) {
+      const int64_t dev = std::abs(served[i] * kW - weight[i] * total);  // W x |S_i - w_i/W T|
+      ASSERT_LT(dev, (weight[i] * kM + kM) * kW) << "class " << i << " after " << k << " frames";
+    }
+    if (k == round_end[round]) {
+      ++round;
+      for (int i = 1; i <= 3; ++i) {
+        const int64_t q = weight[i] * kM;
+        ASSERT_EQ(served[i], static_cast<int64_t>(round) * q / size[i] * size[i])
+            << "class " << i << " after round " << round;
+      }
+    }
+  }
+  EXPECT_EQ(round, static_cast<size_t>(kRounds));
+  t.net.finish();
+  EXPECT_EQ(t.sim.pool().live(), 0U);
 }
 
 TEST(Ecn, MarkingProbabilityFormula) {
