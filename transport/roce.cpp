@@ -186,7 +186,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   // Cumulative acknowledgement up to `psn` (exclusive); returns the payload bytes it newly
   // acknowledges (0 for a stale one). The caller wakes the QP.
   Bytes acknowledge(uint64_t psn) {
-    if (psn <= snd_una_) return Bytes();
+    if (psn <= snd_una_) return {};
     const Bytes acked = payload_between(snd_una_, psn);
     snd_una_ = psn;
     retries_ = 0;
