@@ -12,11 +12,13 @@
 //    stage F, RT += R_HAI above, then RC <- (RC + RT)/2.
 // Periodic timers with no effect are evaluated lazily (alpha decay is applied in closed form
 // when next needed), so an idle or line-rate QP costs no events. The owner arms one timer at
-// next_timer() and calls on_timer().
+// next_timer() and calls on_timer(). DcqcnCc puts the reaction point behind the
+// CongestionControl interface (cc/cc.h) for transports.
 #pragma once
 
 #include <cstdint>  // byte counters
 
+#include "cc/cc.h"
 #include "core/units.h"
 
 namespace fabsim {
@@ -90,6 +92,30 @@ class DcqcnRp {
   Time next_increase_ = Time::max();
   Time next_decrease_ = Time::max();  // ConnectX: armed only while a decrease is flagged
   Time decrease_epoch_;               // ConnectX: phase of the decrease check
+};
+
+/// The reaction point as a CongestionControl: rate-based (no window), driven by CNPs, the
+/// bytes sent and its own timers; ACKs, NACKs and timeouts leave it unchanged. It asks for
+/// ECN-capable data and CNPs when enabled.
+class DcqcnCc final : public CongestionControl {
+ public:
+  DcqcnCc(const DcqcnConfig& cfg, Rate line, Time start)
+      : rp_(cfg, line, start), needs_{cfg.enabled, cfg.cnp_interval} {}
+
+  CcNeeds needs() const override { return needs_; }
+  bool window_based() const override { return false; }
+  CcOutput output() const override { return {rp_.rate(), kUnlimitedWindow}; }
+  void on_sent(const SentSignal& s) override { rp_.on_sent(s.bytes.count(), s.now); }
+  void on_cnp(const CnpSignal& s) override { rp_.on_cnp(s.now); }
+  Time next_timer() const override { return rp_.next_timer(); }
+  void on_timer(Time now) override { rp_.on_timer(now); }
+
+  /// The state machine, for tests and traces (target rate, alpha, stages).
+  const DcqcnRp& state() const { return rp_; }
+
+ private:
+  DcqcnRp rp_;
+  CcNeeds needs_;
 };
 
 /// Notification point: decides when a receiver sends a CNP for CE-marked arrivals of one QP.

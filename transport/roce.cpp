@@ -1,7 +1,7 @@
 // RoCEv2 queue pairs; see roce.h.
 #include "transport/roce.h"
 
-#include <algorithm>  // max
+#include <algorithm>  // max, min
 #include <deque>      // messages in flight per QP
 
 #include "core/assert.h"
@@ -17,8 +17,8 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
  public:
   SendQp(RoceTransport& t, uint32_t src, uint32_t dst, uint64_t index, uint8_t tclass)
       : t_(t), sim_(t.net_.sim()), host_(t.net_.host(src)), src_(src), dst_(dst),
-        tclass_(tclass), rp_(t.cfg_.dcqcn, host_.rate(), sim_.now()),
-        rto_(t.cfg_.rto_base * (int64_t{1} << t.cfg_.rto_exponent)) {
+        tclass_(tclass), cc_(make_cc(t.cc_, host_.rate(), sim_.now())), needs_(cc_->needs()) {
+    read_output();
     endpoint_ = t.net_.endpoints().add(this);
     Rng rng = sim_.rng(stream_id(StreamKind::kQp, index));
     sport_ = static_cast<uint16_t>(49152 + rng.below(16384));
@@ -27,7 +27,8 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   uint32_t endpoint() const { return endpoint_; }
   uint16_t sport() const { return sport_; }
   void set_peer(uint32_t recv_endpoint) { peer_ = recv_endpoint; }
-  Rate rate() const { return rp_.rate(); }
+  Rate rate() const { return out_.rate; }
+  const CcNeeds& needs() const { return needs_; }
 
   void post(uint32_t flow, int64_t bytes) {
     const int64_t mtu = t_.cfg_.wire.payload;
@@ -40,8 +41,8 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
 
   Time ready_at() const override {
     if (dead_ || snd_nxt_ >= psn_end_) return Time::max();
-    const int64_t window = t_.cfg_.max_inflight;
-    if (window > 0 && static_cast<int64_t>(snd_nxt_ - snd_una_) * t_.cfg_.wire.payload >= window) {
+    if (window_ != kUnlimitedWindow &&
+        static_cast<int64_t>(snd_nxt_ - snd_una_) * t_.cfg_.wire.payload >= window_.count()) {
       return Time::max();
     }
     return sent_any_ ? last_send_ + gap_ : Time();
@@ -63,7 +64,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     p->dst = dst_;
     p->sport = sport_;
     p->tclass = tclass_;
-    p->ecn = t_.cfg_.dcqcn.enabled ? Ecn::kEct : Ecn::kNotEct;
+    p->ecn = needs_.cnp ? Ecn::kEct : Ecn::kNotEct;
     p->flags = last ? kLastOfMessage : 0;
     p->sent = now;
     FlowRecord& r = t_.flows_[m.flow];
@@ -79,9 +80,9 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     last_send_ = now;
     last_wire_ = p->size + framing_;
     sent_any_ = true;
-    rp_.on_sent(last_wire_, now);
-    rate_changed(/*kick=*/false);
-    if (!rto_timer_.armed()) rto_timer_.arm(sim_.scheduler(), this, kRto, now + rto_);
+    cc_->on_sent({now, Bytes(last_wire_)});
+    cc_changed(/*kick=*/false);
+    if (!rto_timer_.armed()) rto_timer_.arm(sim_.scheduler(), this, kRto, now + rto());
     return p;
   }
 
@@ -90,19 +91,27 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     switch (p->type) {
       case PacketType::kCnp:
         ++t_.counters_.rate_cuts;
-        rp_.on_cnp(now);
+        cc_->on_cnp({now});
         trace_front('c', p->seq);
-        rate_changed(/*kick=*/true);
+        cc_changed(/*kick=*/true);
         break;
-      case PacketType::kAck:
+      case PacketType::kAck: {
         trace_front('a', p->seq);
-        acknowledge(p->seq);
+        const Bytes acked = acknowledge(p->seq);
+        cc_->on_ack({now, acked});  // RoCE ACKs carry no timestamp echo: no RTT sample
+        cc_changed(/*kick=*/acked > Bytes());
         break;
+      }
       case PacketType::kNack:
         trace_front('n', p->seq);
         if (p->seq >= snd_una_) {
-          acknowledge(p->seq);
+          const Bytes acked = acknowledge(p->seq);
+          // The cumulative part may release a paced packet before the rewind, as it always has.
+          if (acked > Bytes()) wake();
+          const Bytes resent = payload_between(snd_una_, snd_nxt_);
           snd_nxt_ = snd_una_;  // go back N: resend everything from the hole
+          cc_->on_nack({now, acked, resent});
+          cc_changed(/*kick=*/false);
           if (!dead_) host_.activate(this);
         }
         break;
@@ -115,8 +124,8 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   void on_event(uint32_t tag, uint32_t gen) override {
     if (tag == kCc) {
       if (!cc_timer_.fire(gen)) return;
-      rp_.on_timer(sim_.now());
-      rate_changed(/*kick=*/true);
+      cc_->on_timer(sim_.now());
+      cc_changed(/*kick=*/true);
       return;
     }
     if (!rto_timer_.fire(gen) || snd_una_ >= high_sent_ || dead_) return;
@@ -129,8 +138,9 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
       return;
     }
     snd_nxt_ = snd_una_;
-    if (t_.cfg_.rto_backoff) rto_ = rto_ * 2;
-    rto_timer_.arm(sim_.scheduler(), this, kRto, sim_.now() + rto_);
+    cc_->on_timeout({sim_.now(), retries_});
+    cc_changed(/*kick=*/false);
+    rto_timer_.arm(sim_.scheduler(), this, kRto, sim_.now() + rto());
     host_.activate(this);
   }
 
@@ -157,36 +167,67 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     if (t_.flows_[flow].trace) t_.flows_.trace({sim_.now(), flow, kind, psn, 0});
   }
 
-  void acknowledge(uint64_t psn) {
-    if (psn <= snd_una_) return;
+  // Payload bytes of PSNs [from, to) among the messages still held.
+  Bytes payload_between(uint64_t from, uint64_t to) const {
+    const int64_t mtu = t_.cfg_.wire.payload;
+    int64_t bytes = 0;
+    for (const auto& m : messages_) {
+      if (m.first_psn >= to) break;
+      if (m.end_psn <= from) continue;
+      const uint64_t hi = std::min(to, m.end_psn);
+      bytes += static_cast<int64_t>(hi - std::max(from, m.first_psn)) * mtu;
+      if (hi == m.end_psn) bytes -= mtu - m.last_payload;
+    }
+    return Bytes(bytes);
+  }
+
+  Time rto() const { return t_.cfg_.rto(retries_); }
+
+  // Cumulative acknowledgement up to `psn` (exclusive); returns the payload bytes it newly
+  // acknowledges (0 for a stale one). The caller wakes the QP.
+  Bytes acknowledge(uint64_t psn) {
+    if (psn <= snd_una_) return {};
+    const Bytes acked = payload_between(snd_una_, psn);
     snd_una_ = psn;
     retries_ = 0;
-    rto_ = t_.cfg_.rto_base * (int64_t{1} << t_.cfg_.rto_exponent);
     while (!messages_.empty() && messages_.front().end_psn <= snd_una_) messages_.pop_front();
     snd_nxt_ = std::max(snd_nxt_, snd_una_);
     if (snd_una_ >= high_sent_) {
       rto_timer_.cancel();
     } else {
-      rto_timer_.arm(sim_.scheduler(), this, kRto, sim_.now() + rto_);
+      rto_timer_.arm(sim_.scheduler(), this, kRto, sim_.now() + rto());
     }
+    return acked;
+  }
+
+  // Offers the QP to the NIC when it has data to send.
+  void wake() {
     if (!dead_ && snd_nxt_ < psn_end_) host_.activate(this);
   }
 
-  // The DCQCN rate may have changed: recompute the pacing gap and the CC timer.
-  void rate_changed(bool kick) {
-    const Rate rate = rp_.rate();
+  // Current rate and window: the CC's, the window capped by max_inflight.
+  void read_output() {
+    out_ = cc_->output();
+    window_ = out_.window;
+    if (t_.cfg_.max_inflight > 0) window_ = std::min(window_, Bytes(t_.cfg_.max_inflight));
+  }
+
+  // The CC was signalled: re-read its output, recompute the pacing gap, re-arm its timer.
+  void cc_changed(bool kick) {
+    read_output();
+    const Rate rate = out_.rate;
     if (sent_any_ && (rate != gap_rate_ || last_wire_ != gap_wire_)) {
       gap_ = serialization_delay(last_wire_, rate);
       gap_rate_ = rate;
       gap_wire_ = last_wire_;
     }
-    const Time next = rp_.next_timer();
+    const Time next = cc_->next_timer();
     if (next == Time::max()) {
       cc_timer_.cancel();
     } else if (!cc_timer_.armed() || cc_timer_.when() != next) {
       cc_timer_.arm(sim_.scheduler(), this, kCc, next);
     }
-    if (kick && !dead_ && snd_nxt_ < psn_end_) host_.activate(this);
+    if (kick) wake();
   }
 
   RoceTransport& t_;
@@ -199,7 +240,10 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   uint32_t peer_ = 0;
   uint16_t sport_ = 0;
   int64_t framing_ = 0;
-  DcqcnRp rp_;
+  std::unique_ptr<CongestionControl> cc_;
+  CcNeeds needs_;   // fixed for the QP's lifetime
+  CcOutput out_;    // as of the last signal
+  Bytes window_;    // out_.window, capped by max_inflight
   std::deque<Message> messages_;
   uint64_t psn_end_ = 0;    // next PSN to assign to new data
   uint64_t snd_una_ = 0;    // oldest unacknowledged PSN
@@ -212,8 +256,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   int64_t last_wire_ = 0;
   bool sent_any_ = false;
   bool dead_ = false;
-  int retries_ = 0;
-  Time rto_;
+  int retries_ = 0;         // consecutive timeouts without progress
   Timer rto_timer_;
   Timer cc_timer_;
 };
@@ -222,9 +265,11 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
 
 class RoceTransport::RecvQp : public Endpoint, public EventTarget {
  public:
-  RecvQp(RoceTransport& t, uint32_t host, uint32_t peer_host, uint16_t sport, uint32_t peer_ep)
+  // `needs`: what the paired sender's CC asks of this receiver (CNPs and their spacing).
+  RecvQp(RoceTransport& t, uint32_t host, uint32_t peer_host, uint16_t sport, uint32_t peer_ep,
+         const CcNeeds& needs)
       : t_(t), sim_(t.net_.sim()), host_(t.net_.host(host)), self_(host), peer_host_(peer_host),
-        sport_(sport), peer_ep_(peer_ep), pacer_(t.cfg_.dcqcn.cnp_interval) {
+        sport_(sport), peer_ep_(peer_ep), cnp_(needs.cnp), pacer_(needs.cnp_interval) {
     endpoint_ = t.net_.endpoints().add(this);
   }
   uint32_t endpoint() const { return endpoint_; }
@@ -236,7 +281,7 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
     if (r.trace) t_.flows_.trace({now, p->flow, 'r', p->seq, p->payload});
     if (p->ecn == Ecn::kCe) {
       ++r.ecn_marked;
-      if (t_.cfg_.dcqcn.enabled) {
+      if (cnp_) {
         last_marked_flow_ = p->flow;
         if (pacer_.on_marked(now)) {
           send_control(PacketType::kCnp, p->seq, p->flow);
@@ -322,6 +367,7 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
   bool nacked_ = false;
   uint64_t nack_psn_ = 0;
   Time nack_time_;
+  bool cnp_;  // notification point on: congestion marks are answered with CNPs
   CnpPacer pacer_;
   Timer cnp_timer_;
   uint32_t last_marked_flow_ = 0;
@@ -329,8 +375,17 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
 
 // ---- transport -------------------------------------------------------------------------------
 
+Time RoceConfig::rto(int expiries) const {
+  // Shifts past the range of Time saturate: such a timeout never fires within a run.
+  constexpr int kMaxShift = 62;
+  const int shift = rto_exponent + (rto_backoff ? expiries : 0);
+  const Int128 ps = static_cast<Int128>(rto_base.ps()) << std::min(shift, kMaxShift);
+  constexpr Int128 kCap = Time::max().ps() / 2;  // leaves room for now + rto
+  return Time::ps(static_cast<int64_t>(std::min(ps, kCap)));
+}
+
 RoceTransport::RoceTransport(Network& net, FlowTable& flows, const RoceConfig& cfg)
-    : net_(net), flows_(flows), cfg_(cfg) {}
+    : net_(net), flows_(flows), cfg_(cfg), cc_(cfg.cc_config()) {}
 
 RoceTransport::~RoceTransport() = default;
 
@@ -341,7 +396,7 @@ RoceTransport::Connection& RoceTransport::connection(uint32_t src, uint32_t dst,
     slot = std::make_unique<Connection>();
     for (int i = 0; i < cfg_.qps_per_connection; ++i) {
       auto s = std::make_unique<SendQp>(*this, src, dst, next_qp_++, tclass);
-      auto r = std::make_unique<RecvQp>(*this, dst, src, s->sport(), s->endpoint());
+      auto r = std::make_unique<RecvQp>(*this, dst, src, s->sport(), s->endpoint(), s->needs());
       s->set_peer(r->endpoint());
       slot->send.push_back(std::move(s));
       slot->recv.push_back(std::move(r));

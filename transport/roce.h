@@ -1,5 +1,6 @@
 // RoCEv2 reliable connection (seed 002 §1.2; REFERENCE.md §1.5-1.7): queue pairs on each NIC,
-// messages segmented into MTU packets, DCQCN rate control with pacing at each QP's current rate,
+// messages segmented into MTU packets, congestion control per QP behind the cc/ interface
+// (DCQCN by default; DESIGN.md "Seams: CC interface") with pacing at its rate and its window,
 // coalesced cumulative ACKs, go-back-N with a NACK on a sequence gap, and an InfiniBand-style
 // retransmission timeout (4.096 us x 2^exponent, with a retry limit).
 // A connection between two hosts has `qps_per_connection` QPs (NCCL opens several), each with
@@ -12,7 +13,7 @@
 #include <unordered_map>  // connections by host pair
 #include <vector>         // QPs
 
-#include "cc/dcqcn.h"
+#include "cc/registry.h"
 #include "net/network.h"
 #include "transport/flow.h"
 #include "transport/transport.h"
@@ -34,9 +35,17 @@ struct RoceConfig {
   /// Consecutive timeouts without progress before the QP gives up (IB retry count).
   int retry_limit = 7;
   bool rto_backoff = false;  // double the timeout after each consecutive expiry
-  /// Outstanding bytes per QP (0 = unlimited, as RoCE RC writes have no window).
+  /// Outstanding bytes per QP (0 = unlimited, as RoCE RC writes have no window); a
+  /// window-based CC's window applies as well.
   int64_t max_inflight = 0;
+  /// The congestion control each QP runs, and the DCQCN parameters when it is DCQCN.
+  CcKind cc = CcKind::kDcqcn;
   DcqcnConfig dcqcn;
+
+  /// The timeout after `expiries` consecutive expiries without progress: rto_base x
+  /// 2^rto_exponent, doubled per expiry when rto_backoff is on (saturates, never overflows).
+  Time rto(int expiries) const;
+  CcConfig cc_config() const { return {cc, dcqcn}; }
 };
 
 class RoceTransport : public Transport {
@@ -47,7 +56,7 @@ class RoceTransport : public Transport {
   void finish() override;
   std::vector<std::pair<std::string, uint64_t>> counters() const override;
 
-  /// Current DCQCN rate of the `qp`-th QP from `src` to `dst` (tests), or 0 if none.
+  /// Current CC pacing rate of the `qp`-th QP from `src` to `dst` (tests), or 0 if none.
   Rate qp_rate(uint32_t src, uint32_t dst, int qp = 0) const;
 
   struct Counters {
@@ -72,6 +81,7 @@ class RoceTransport : public Transport {
   Network& net_;
   FlowTable& flows_;
   RoceConfig cfg_;
+  CcConfig cc_;  // what each new QP's congestion control is built from
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> conns_;
   std::vector<Connection*> order_;  // creation order, for deterministic iteration
   uint64_t next_qp_ = 0;

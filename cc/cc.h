@@ -1,0 +1,125 @@
+// The congestion-control interface (DESIGN.md "Seams: CC interface", "Layers"; STYLE.md 7):
+// one algorithm instance per sender (a QP, a connection) that the transport feeds with plain
+// signals and reads for a pacing rate and a window. cc/ knows nothing about packets or links;
+// the transport turns what arrives into signals. The signals cover what REFERENCE.md's
+// algorithms consume: CNPs (DCQCN §1.6), RTT samples (TIMELY §2.1, Swift §2.2), per-hop INT
+// records (HPCC §2.3), ECN echo, NACKs and timeouts (NSCC §4.5), receiver credit (RCCC §4.6).
+#pragma once
+
+#include <array>    // INT hop records
+#include <cstdint>  // INT64_MAX
+
+#include "core/units.h"
+
+namespace fabsim {
+
+/// The window of a purely rate-based algorithm: it never blocks on bytes in flight.
+inline constexpr Bytes kUnlimitedWindow = Bytes(INT64_MAX);
+/// An RTT field that carries no sample.
+inline constexpr Time kNoRttSample = Time::max();
+/// HPCC's INT stack depth (REFERENCE.md §2.3: maxHop = 5).
+inline constexpr int kMaxIntHops = 5;
+
+/// Bytes were put on the wire for this sender (framing included): DCQCN's byte counter.
+struct SentSignal {
+  Time now;
+  Bytes bytes;
+};
+
+/// An acknowledgement arrived; `acked` is 0 for a duplicate.
+struct AckSignal {
+  Time now;
+  Bytes acked;                // payload bytes newly acknowledged
+  Time rtt = kNoRttSample;    // round-trip sample carried by this ACK, if any
+  bool ecn_echo = false;      // the acknowledged data arrived congestion-marked
+};
+
+/// A receiver reported a gap (go-back-N) or a trimmed packet.
+struct NackSignal {
+  Time now;
+  Bytes acked;   // payload bytes newly acknowledged by the NACK's cumulative part
+  Bytes resent;  // payload bytes the sender will send again
+};
+
+/// A congestion notification packet (DCQCN notification point) arrived.
+struct CnpSignal {
+  Time now;
+};
+
+/// The retransmission timer expired.
+struct TimeoutSignal {
+  Time now;
+  int consecutive = 1;  // expiries in a row without progress, this one included
+};
+
+/// A round-trip sample not tied to an acknowledgement (timestamp echo, probe).
+struct DelaySignal {
+  Time now;
+  Time rtt;
+};
+
+/// One hop's INT record, stamped by the egress port at dequeue (REFERENCE.md §2.3).
+struct IntHop {
+  Bytes queue;     // egress queue length
+  Bytes tx_bytes;  // cumulative bytes the port has sent
+  Time timestamp;  // when the record was stamped
+  Rate link_rate;
+};
+
+/// The INT stack an ACK carried back, first hop first.
+struct IntSignal {
+  Time now;
+  int hops = 0;  // valid entries in `hop`
+  std::array<IntHop, kMaxIntHops> hop{};
+};
+
+/// A receiver granted credit to send `credit` more bytes.
+struct CreditSignal {
+  Time now;
+  Bytes credit;
+};
+
+/// What an algorithm tells the sender after any signal: how fast and how much.
+struct CcOutput {
+  Rate rate;                        // pacing rate; the line rate when nothing is paced
+  Bytes window = kUnlimitedWindow;  // bytes allowed in flight
+};
+
+/// What an algorithm asks of its transport and the receiver; fixed for its lifetime.
+struct CcNeeds {
+  /// Data packets are ECN-capable and the receiver answers congestion marks with CNPs, at
+  /// most one per `cnp_interval` per QP (the DCQCN notification point, REFERENCE.md §1.5).
+  bool cnp = false;
+  Time cnp_interval;
+};
+
+/// A congestion-control algorithm behind one interface, rate- or window-based. Signals it
+/// does not use are ignored (the defaults). An algorithm with timers reports the earliest time
+/// it must run in next_timer(); the transport keeps one pending event for it and calls
+/// on_timer() then (STYLE.md 5). After any call the transport re-reads output() and
+/// next_timer().
+class CongestionControl {
+ public:
+  virtual ~CongestionControl() = default;
+
+  virtual CcNeeds needs() const = 0;
+  /// True when the window limits sending; false when only the rate does.
+  virtual bool window_based() const = 0;
+  virtual CcOutput output() const = 0;
+
+  virtual void on_sent(const SentSignal& /*s*/) {}
+  virtual void on_ack(const AckSignal& /*s*/) {}
+  virtual void on_nack(const NackSignal& /*s*/) {}
+  virtual void on_cnp(const CnpSignal& /*s*/) {}
+  virtual void on_timeout(const TimeoutSignal& /*s*/) {}
+  virtual void on_delay(const DelaySignal& /*s*/) {}
+  virtual void on_int(const IntSignal& /*s*/) {}
+  virtual void on_credit(const CreditSignal& /*s*/) {}
+
+  /// Earliest time on_timer() must run; Time::max() when nothing is pending.
+  virtual Time next_timer() const { return Time::max(); }
+  /// Runs every internal timer due at or before `now`.
+  virtual void on_timer(Time /*now*/) {}
+};
+
+}  // namespace fabsim
