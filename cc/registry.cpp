@@ -1,37 +1,33 @@
 // The congestion-control kinds; see registry.h.
 #include "cc/registry.h"
 
-#include "core/assert.h"
+#include "cc/dcqcn_keys.h"
 
 namespace fabsim {
 namespace {
 
-std::unique_ptr<CongestionControl> build_dcqcn(const CcConfig& cfg, Rate line, Time start) {
-  return std::make_unique<DcqcnCc>(cfg.dcqcn, line, start);
-}
-
-constexpr CcKindInfo kKinds[] = {
-    {CcKind::kDcqcn, "dcqcn", "DCQCN rate control driven by CNPs (REFERENCE.md §1.5-1.6)",
-     &build_dcqcn},
+class DcqcnKind final : public CcKind {
+ public:
+  std::string_view name() const override { return "dcqcn"; }
+  std::string_view description() const override {
+    return "DCQCN rate control driven by CNPs (REFERENCE.md §1.5-1.6); keys in [transport.dcqcn]";
+  }
+  KindConfig load(Section& s, Rate line) const override {
+    DcqcnConfig c;
+    load_dcqcn(s, c, line);
+    return KindConfig::of(c);
+  }
+  std::unique_ptr<CongestionControl> build(const KindConfig& cfg, Rate line,
+                                           Time start) const override {
+    return std::make_unique<DcqcnCc>(cfg.get<DcqcnConfig>(), line, start);
+  }
 };
 
 }  // namespace
 
-std::span<const CcKindInfo> cc_kinds() { return kKinds; }
-
-const CcKindInfo* find_cc_kind(std::string_view name) {
-  for (const CcKindInfo& k : kKinds) {
-    if (name == k.name) return &k;
-  }
-  return nullptr;
-}
-
-std::unique_ptr<CongestionControl> make_cc(const CcConfig& cfg, Rate line, Time start) {
-  for (const CcKindInfo& k : kKinds) {
-    if (k.kind == cfg.kind) return k.build(cfg, line, start);
-  }
-  FABSIM_ASSERT(false);
-  return nullptr;
+const CcKind& dcqcn_cc() {
+  static const DcqcnKind kind;  // immutable, shared by every simulation
+  return kind;
 }
 
 }  // namespace fabsim

@@ -1,41 +1,50 @@
-// The congestion-control registry (DESIGN.md "Seams: Registries"; STYLE.md 13): each kind is
-// one row of name, description and builder, so a transport creates its per-sender algorithm
-// from configuration without comparing kind names. A new algorithm adds its config to
-// CcConfig, its enumerator to CcKind and one row in registry.cpp.
+// The congestion-control family (DESIGN.md "Seams"; STYLE.md 13): a kind declares its keys
+// (in its own `[transport.<name>]` table) and builds one algorithm instance per sender. A
+// transport holds a `CcConfig` (the chosen kind and its typed config) and calls `make()` per
+// QP or connection; it never names an algorithm. Registered in scenario/kinds.cpp.
 #pragma once
 
-#include <cstdint>      // enum base
 #include <memory>       // unique_ptr
-#include <span>         // the kind table
-#include <string_view>  // lookup by name
+#include <string_view>  // names
 
 #include "cc/cc.h"
 #include "cc/dcqcn.h"
+#include "config/reader.h"
+#include "config/registry.h"
 #include "core/units.h"
 
 namespace fabsim {
 
-enum class CcKind : uint8_t { kDcqcn };
-
-/// Which algorithm a sender runs, with every kind's parameters (only the chosen one is read).
-struct CcConfig {
-  CcKind kind = CcKind::kDcqcn;
-  DcqcnConfig dcqcn;
-};
-
-struct CcKindInfo {
-  CcKind kind;
-  const char* name;         // as written in scenarios
-  const char* description;  // for `fabsim list` and the docs
+class CcKind {
+ public:
+  virtual ~CcKind() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::string_view description() const = 0;
+  /// Declares and reads the algorithm's keys from its table; presets scale with `line`.
+  virtual KindConfig load(Section& s, Rate line) const = 0;
   /// One instance for a sender on a `line`-rate NIC, starting at `start`.
-  std::unique_ptr<CongestionControl> (*build)(const CcConfig& cfg, Rate line, Time start);
+  virtual std::unique_ptr<CongestionControl> build(const KindConfig& cfg, Rate line,
+                                                   Time start) const = 0;
 };
 
-/// Every registered kind, in a fixed order.
-std::span<const CcKindInfo> cc_kinds();
-/// The kind called `name`, or nullptr.
-const CcKindInfo* find_cc_kind(std::string_view name);
-/// A new instance of the configured algorithm.
-std::unique_ptr<CongestionControl> make_cc(const CcConfig& cfg, Rate line, Time start);
+/// DCQCN (REFERENCE.md §1.5-1.6); the kind every RoCE QP runs unless configured otherwise.
+const CcKind& dcqcn_cc();
+
+/// A sender's algorithm: the kind and its typed config (default: DCQCN, paper parameters).
+struct CcConfig {
+  const CcKind* kind = &dcqcn_cc();
+  KindConfig config = KindConfig::of(DcqcnConfig::paper());
+  std::unique_ptr<CongestionControl> make(Rate line, Time start) const {
+    return kind->build(config, line, start);
+  }
+  template <typename T>
+  T& as() {
+    return config.get<T>();
+  }
+  template <typename T>
+  const T& as() const {
+    return config.get<T>();
+  }
+};
 
 }  // namespace fabsim

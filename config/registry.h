@@ -80,13 +80,19 @@ class Registry {
  public:
   /// Registers a kind; its name must be new.
   void add(std::unique_ptr<Kind> kind) {
-    FABSIM_CHECK(find(kind->name()) == nullptr);
-    kinds_.push_back(std::move(kind));
+    add(*kind);
+    owned_.push_back(std::move(kind));
+  }
+  /// Registers a kind that lives elsewhere (an immutable object the family also uses as its
+  /// default, e.g. DCQCN for RoCE QPs built without a scenario).
+  void add(const Kind& kind) {
+    FABSIM_CHECK(find(kind.name()) == nullptr);
+    kinds_.push_back(&kind);
   }
   /// The kind called `name`, or null.
   const Kind* find(std::string_view name) const {
-    for (const auto& k : kinds_) {
-      if (k->name() == name) return k.get();
+    for (const Kind* k : kinds_) {
+      if (k->name() == name) return k;
     }
     return nullptr;
   }
@@ -95,10 +101,11 @@ class Registry {
     for (const auto& k : kinds_) out.push_back(k->name());
     return out;
   }
-  const std::vector<std::unique_ptr<Kind>>& kinds() const { return kinds_; }
+  const std::vector<const Kind*>& kinds() const { return kinds_; }
 
  private:
-  std::vector<std::unique_ptr<Kind>> kinds_;
+  std::vector<const Kind*> kinds_;
+  std::vector<std::unique_ptr<Kind>> owned_;
 };
 
 }  // namespace fabsim

@@ -22,6 +22,8 @@ const Registries& registries() {
     k.fabrics.add(make_ethernet_fabric());
     k.fabrics.add(make_gse_fabric());
 
+    k.ccs.add(dcqcn_cc());
+
     k.transports.add(make_datagram_kind());
     k.transports.add(make_roce_kind());
 

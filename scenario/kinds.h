@@ -17,6 +17,7 @@ struct Registries {
   Registry<TopologyKind> topologies;
   Registry<PathPolicyKind> policies;
   Registry<FabricKind> fabrics;
+  Registry<CcKind> ccs;
   Registry<TransportKind> transports;
   Registry<WorkloadKind> workloads;
   Registry<SecurityKind> security;

@@ -239,7 +239,7 @@ void load_families(Section& top, ScenarioConfig& c, std::vector<Section>& fault_
   const std::string kind = tr.choice("kind", "datagram", reg.transports.names(), "transport");
   c.transport.kind = reg.transports.find(kind);
   c.transport.wire = load_wire(tr, &c.transport.tclass);
-  c.transport.config = c.transport.kind->load(tr, TransportEnv{c.topology.shape.nic_rate, c.transport.wire});
+  c.transport.config = c.transport.kind->load(tr, TransportEnv{c.topology.shape.nic_rate, c.transport.wire, &reg.ccs});
   tr.finish();
   auto sec = top.table("security", "encryption cost (docs/SECURITY.md)");
   c.security = choose(sec, "kind", "none", reg.security, "encryption");
@@ -335,7 +335,20 @@ Catalogue describe_catalogue() {
                                          reg.policies));
   cat.families.push_back(describe_family("fabrics (fabric.kind)", "fabric", reg.fabrics, shape));
   cat.families.push_back(describe_family("transports (transport.kind)", "transport",
-                                         reg.transports, TransportEnv{Rate::gbps(100), WireConfig{}}));
+                                         reg.transports,
+                                         TransportEnv{Rate::gbps(100), WireConfig{}, &reg.ccs}));
+  {
+    // Each congestion control's keys live in its own table, [transport.<name>].
+    Catalogue::Family f{"congestion controls (transport.cc)", {}};
+    for (const CcKind* k : reg.ccs.kinds()) {
+      auto ctx = std::make_shared<ReaderContext>();
+      ctx->describe = true;
+      Section s(ctx, nullptr, "transport." + std::string(k->name()), nullptr);
+      k->load(s, Rate::gbps(100));
+      f.kinds.push_back({std::string(k->name()), std::string(k->description()), ctx->docs});
+    }
+    cat.families.push_back(std::move(f));
+  }
   cat.families.push_back(describe_family("workloads (workload.kind)", "workload", reg.workloads, shape));
   cat.families.push_back(describe_family("security (security.kind)", "security", reg.security));
   auto ctx = std::make_shared<ReaderContext>();

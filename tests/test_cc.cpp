@@ -14,6 +14,7 @@
 #include "cc/cc.h"
 #include "cc/dcqcn.h"
 #include "cc/registry.h"
+#include "scenario/kinds.h"
 #include "transport/roce.h"
 
 namespace fabsim {
@@ -104,8 +105,8 @@ TEST(CcDcqcn, PaperRateSequenceMatchesStateMachine) {
   ASSERT_TRUE(std::is_sorted(script.begin(), script.end(),
                              [](const Step& a, const Step& b) { return a.at < b.at; }));
 
-  DcqcnRp raw(cfg.dcqcn, 100_Gbps);
-  const auto cc = make_cc(cfg, 100_Gbps, Time());
+  DcqcnRp raw(cfg.as<DcqcnConfig>(), 100_Gbps);
+  const auto cc = cfg.make(100_Gbps, Time());
   const std::vector<Sample> want = drive_raw(raw, script);
   const std::vector<Sample> got = drive_cc(*cc, script);
   ASSERT_LT(static_cast<int>(want.size()), kMaxSteps);
@@ -127,12 +128,12 @@ TEST(CcDcqcn, PaperRateSequenceMatchesStateMachine) {
 
 TEST(CcDcqcn, ConnectXRateSequenceMatchesStateMachine) {
   CcConfig cfg;
-  cfg.dcqcn = DcqcnConfig::connectx(100_Gbps);
+  cfg.as<DcqcnConfig>() = DcqcnConfig::connectx(100_Gbps);
   // CNPs inside one decrease period, across several, and after recovery has started.
   const std::vector<Step> script = {{0_us},   {5_us},   {6_us},   {10_us},  {11_us},
                                     {500_us}, {503_us}, {900_us}, {1801_us}};
-  DcqcnRp raw(cfg.dcqcn, 100_Gbps);
-  const auto cc = make_cc(cfg, 100_Gbps, Time());
+  DcqcnRp raw(cfg.as<DcqcnConfig>(), 100_Gbps);
+  const auto cc = cfg.make(100_Gbps, Time());
   const std::vector<Sample> want = drive_raw(raw, script);
   const std::vector<Sample> got = drive_cc(*cc, script);
   ASSERT_LT(static_cast<int>(want.size()), kMaxSteps);
@@ -150,7 +151,7 @@ TEST(CcDcqcn, ConnectXRateSequenceMatchesStateMachine) {
 }
 
 TEST(CcDcqcn, RateBasedWithUnlimitedWindowAndAsksForCnps) {
-  const auto cc = make_cc(CcConfig{}, 400_Gbps, 5_us);
+  const auto cc = CcConfig{}.make(400_Gbps, 5_us);
   EXPECT_FALSE(cc->window_based());
   EXPECT_EQ(cc->output().rate, 400_Gbps);
   EXPECT_EQ(cc->output().window, kUnlimitedWindow);
@@ -159,12 +160,12 @@ TEST(CcDcqcn, RateBasedWithUnlimitedWindowAndAsksForCnps) {
   EXPECT_EQ(cc->needs().cnp_interval, 50_us);
 
   CcConfig cx;
-  cx.dcqcn = DcqcnConfig::connectx(400_Gbps);
-  EXPECT_EQ(make_cc(cx, 400_Gbps, Time())->needs().cnp_interval, 4_us);
+  cx.as<DcqcnConfig>() = DcqcnConfig::connectx(400_Gbps);
+  EXPECT_EQ(cx.make(400_Gbps, Time())->needs().cnp_interval, 4_us);
 }
 
 TEST(CcDcqcn, SignalsItDoesNotUseLeaveItsStateUnchanged) {
-  const auto cc = make_cc(CcConfig{}, 100_Gbps, Time());
+  const auto cc = CcConfig{}.make(100_Gbps, Time());
   cc->on_cnp({0_us});
   cc->on_timer(55_us);  // one fast-recovery step: RC 75 Gb/s, next at 110 us
   const CcOutput before = cc->output();
@@ -191,8 +192,8 @@ TEST(CcDcqcn, SignalsItDoesNotUseLeaveItsStateUnchanged) {
 
 TEST(CcDcqcn, DisabledKeepsLineRateAndAsksForNothing) {
   CcConfig cfg;
-  cfg.dcqcn.enabled = false;
-  const auto cc = make_cc(cfg, 100_Gbps, Time());
+  cfg.as<DcqcnConfig>().enabled = false;
+  const auto cc = cfg.make(100_Gbps, Time());
   EXPECT_FALSE(cc->needs().cnp);
   cc->on_cnp({0_us});
   cc->on_sent({1_us, Bytes(20'000'000)});
@@ -201,20 +202,23 @@ TEST(CcDcqcn, DisabledKeepsLineRateAndAsksForNothing) {
 }
 
 TEST(CcRegistry, EveryKindBuildsAndIsFoundByItsName) {
+  const auto& ccs = registries().ccs;
   std::set<std::string> names;
-  for (const CcKindInfo& k : cc_kinds()) {
-    EXPECT_TRUE(names.insert(k.name).second) << k.name;
-    EXPECT_EQ(find_cc_kind(k.name), &k);
-    CcConfig cfg;
-    cfg.kind = k.kind;
-    const auto cc = make_cc(cfg, 100_Gbps, Time());
-    ASSERT_NE(cc, nullptr) << k.name;
-    EXPECT_EQ(cc->output().rate, 100_Gbps) << k.name;  // every algorithm starts at line rate
+  for (const CcKind* k : ccs.kinds()) {
+    EXPECT_TRUE(names.insert(std::string(k->name())).second) << k->name();
+    EXPECT_EQ(ccs.find(k->name()), k);
+    // Every kind loads its defaults from an empty table and starts at line rate.
+    auto ctx = std::make_shared<ReaderContext>();
+    Section s(ctx, nullptr, "transport", nullptr);
+    CcConfig cfg{k, k->load(s, 100_Gbps)};
+    const auto cc = cfg.make(100_Gbps, Time());
+    ASSERT_NE(cc, nullptr) << k->name();
+    EXPECT_EQ(cc->output().rate, 100_Gbps) << k->name();
   }
-  ASSERT_NE(find_cc_kind("dcqcn"), nullptr);
-  EXPECT_EQ(find_cc_kind("dcqcn")->kind, CcKind::kDcqcn);
-  EXPECT_EQ(find_cc_kind("DCQCN"), nullptr);
-  EXPECT_EQ(find_cc_kind(""), nullptr);
+  ASSERT_NE(ccs.find("dcqcn"), nullptr);
+  EXPECT_EQ(ccs.find("dcqcn"), &dcqcn_cc());
+  EXPECT_EQ(ccs.find("DCQCN"), nullptr);
+  EXPECT_EQ(ccs.find(""), nullptr);
 }
 
 TEST(CcRoceRto, BaseTimesTwoToTheExponentDoubledPerExpiryWithBackoff) {

@@ -7,6 +7,7 @@
 #include <string_view>  // names
 
 #include "config/reader.h"
+#include "cc/registry.h"
 #include "config/registry.h"
 #include "transport/flow.h"
 #include "transport/transport.h"
@@ -19,6 +20,7 @@ class Network;
 struct TransportEnv {
   Rate line;        // the hosts' NIC rate (rate presets scale with it)
   WireConfig wire;  // the common wire keys, already read
+  const Registry<CcKind>* ccs = nullptr;  // the congestion controls a transport may hold
 };
 
 class TransportKind {

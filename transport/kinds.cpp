@@ -3,7 +3,6 @@
 
 #include <limits>  // bounds
 
-#include "cc/dcqcn_keys.h"
 #include "transport/datagram.h"
 #include "transport/kind.h"
 #include "transport/roce.h"
@@ -66,9 +65,13 @@ class RoceKind final : public TransportKind {
     r.rto_backoff = s.boolean("rto_backoff", r.rto_backoff, "double the timeout after each expiry");
     r.max_inflight = s.bytes("max_inflight", Bytes(r.max_inflight), Bytes(0), kMaxBytes,
                              "outstanding bytes per QP (0 = unlimited)").count();
-    auto d = s.table("dcqcn", "DCQCN congestion control, REFERENCE.md §1.5-1.6");
-    load_dcqcn(d, r.dcqcn, env.line);
-    d.finish();
+    const std::string cc = s.choice("cc", "dcqcn", env.ccs->names(),
+                                    "congestion control of every QP; its keys are in "
+                                    "[transport.<cc>]");
+    r.cc.kind = env.ccs->find(cc);
+    auto t = s.table(r.cc.kind->name(), r.cc.kind->description());
+    r.cc.config = r.cc.kind->load(t, env.line);
+    t.finish();
     return KindConfig::of(r);
   }
   std::unique_ptr<Transport> build(Network& net, FlowTable& flows, const KindConfig& cfg,

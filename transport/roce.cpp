@@ -17,7 +17,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
  public:
   SendQp(RoceTransport& t, uint32_t src, uint32_t dst, uint64_t index, uint8_t tclass)
       : t_(t), sim_(t.net_.sim()), host_(t.net_.host(src)), src_(src), dst_(dst),
-        tclass_(tclass), cc_(make_cc(t.cc_, host_.rate(), sim_.now())), needs_(cc_->needs()) {
+        tclass_(tclass), cc_(t.cc_.make(host_.rate(), sim_.now())), needs_(cc_->needs()) {
     read_output();
     endpoint_ = t.net_.endpoints().add(this);
     Rng rng = sim_.rng(stream_id(StreamKind::kQp, index));
@@ -385,7 +385,7 @@ Time RoceConfig::rto(int expiries) const {
 }
 
 RoceTransport::RoceTransport(Network& net, FlowTable& flows, const RoceConfig& cfg)
-    : net_(net), flows_(flows), cfg_(cfg), cc_(cfg.cc_config()) {}
+    : net_(net), flows_(flows), cfg_(cfg), cc_(cfg.cc) {}
 
 RoceTransport::~RoceTransport() = default;
 

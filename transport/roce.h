@@ -38,14 +38,12 @@ struct RoceConfig {
   /// Outstanding bytes per QP (0 = unlimited, as RoCE RC writes have no window); a
   /// window-based CC's window applies as well.
   int64_t max_inflight = 0;
-  /// The congestion control each QP runs, and the DCQCN parameters when it is DCQCN.
-  CcKind cc = CcKind::kDcqcn;
-  DcqcnConfig dcqcn;
+  /// The congestion control each QP runs (`transport.cc`; default DCQCN, paper parameters).
+  CcConfig cc;
 
   /// The timeout after `expiries` consecutive expiries without progress: rto_base x
   /// 2^rto_exponent, doubled per expiry when rto_backoff is on (saturates, never overflows).
   Time rto(int expiries) const;
-  CcConfig cc_config() const { return {cc, dcqcn}; }
 };
 
 class RoceTransport : public Transport {
