@@ -177,7 +177,9 @@ struct IntStackHeader {
 };
 inline constexpr size_t kIntHeaderOffset = ExtBlock::kFabricOffset;
 inline constexpr size_t kIntHopsOffset = ExtBlock::kFabricOffset + 8;
-constexpr size_t int_hop_offset(int i) { return kIntHopsOffset + static_cast<size_t>(i) * sizeof(IntHop); }
+constexpr size_t int_hop_offset(int i) {
+  return kIntHopsOffset + static_cast<size_t>(i) * sizeof(IntHop);
+}
 
 /// The protocol area of a PFC frame: one class per frame; quanta 0 means XON (resume).
 struct PfcInfo {
