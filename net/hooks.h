@@ -43,17 +43,16 @@ class DequeueHook {
   virtual void on_dequeue(Packet& p, EgressPort& port) = 0;
 };
 
-/// Runs several dequeue hooks on one queue, in the order added (at most kMax).
-class DequeueChain final : public DequeueHook {
+/// Runs several dequeue hooks on one queue, in the order added (at most kMax). Defined out of
+/// line so the compiler does not guess it at every dequeue call site (a single hook is usual).
+class DequeueChain : public DequeueHook {
  public:
   static constexpr int kMax = 4;
   void add(DequeueHook* h) {
     FABSIM_ASSERT(n_ < kMax && h != nullptr);
     hooks_[n_++] = h;
   }
-  void on_dequeue(Packet& p, EgressPort& port) override {
-    for (int i = 0; i < n_; ++i) hooks_[i]->on_dequeue(p, port);
-  }
+  void on_dequeue(Packet& p, EgressPort& port) override;
 
  private:
   std::array<DequeueHook*, kMax> hooks_{};
