@@ -1,6 +1,8 @@
 // Per-simulation packet pool (DESIGN.md "The engine"). Packets live in fixed chunks so their
 // addresses are stable; free packets are kept on a stack. A packet has one owner at a time and
 // whoever consumes it returns it with release(). `live()` lets tests check that nothing leaked.
+// Extension blocks (core/packet.h) come from a second pool of the same shape; a packet's block
+// goes back with the packet, so owners never free blocks themselves.
 #pragma once
 
 #include <cstdint>  // uint64_t
@@ -30,26 +32,80 @@ class PacketPool {
   }
   void release(Packet* p) {
     FABSIM_ASSERT(p != nullptr && live_ > 0);
+    if (p->block != 0) [[unlikely]] release_block(p);
     free_.push_back(p);
     --live_;
+  }
+  /// A copy of `p` with a fresh uid and, if `p` has an extension block, a copy of the block.
+  Packet* clone(const Packet& p) {
+    Packet* c = acquire();
+    const uint64_t uid = c->uid;
+    *c = p;
+    c->uid = uid;
+    c->block = 0;
+    if (p.block != 0) attach_block(*c) = block(p);
+    return c;
   }
   /// Packets acquired and not yet released.
   uint64_t live() const { return live_; }
   /// Packets ever allocated (the pool's high-water mark).
   uint64_t capacity() const { return chunks_.size() * kChunk; }
 
+  /// Gives `p` a zeroed extension block (it must have none) and returns it.
+  ExtBlock& attach_block(Packet& p) {
+    FABSIM_ASSERT(p.block == 0);
+    if (free_blocks_.empty()) grow_blocks();
+    p.block = free_blocks_.back();
+    free_blocks_.pop_back();
+    ++live_blocks_;
+    ExtBlock& b = block(p);
+    b = ExtBlock{};
+    return b;
+  }
+  /// The extension block of `p` (it must have one).
+  ExtBlock& block(const Packet& p) {
+    FABSIM_ASSERT(p.block != 0 && p.block <= block_chunks_.size() * kBlockChunk);
+    const uint32_t i = p.block - 1;
+    return block_chunks_[i / kBlockChunk][i % kBlockChunk];
+  }
+  const ExtBlock& block(const Packet& p) const {
+    FABSIM_ASSERT(p.block != 0 && p.block <= block_chunks_.size() * kBlockChunk);
+    const uint32_t i = p.block - 1;
+    return block_chunks_[i / kBlockChunk][i % kBlockChunk];
+  }
+  /// Blocks attached to packets not yet released.
+  uint64_t live_blocks() const { return live_blocks_; }
+  /// Blocks ever allocated (0 in a run whose protocols need none).
+  uint64_t block_capacity() const { return block_chunks_.size() * kBlockChunk; }
+
  private:
   static constexpr size_t kChunk = 4096;
+  static constexpr uint32_t kBlockChunk = 1024;  // 256 KiB of blocks per chunk
   void grow() {
     chunks_.push_back(std::make_unique<Packet[]>(kChunk));
     Packet* base = chunks_.back().get();
     free_.reserve(free_.size() + kChunk);
     for (size_t i = kChunk; i-- > 0;) free_.push_back(base + i);
   }
+  void grow_blocks() {
+    const auto first = static_cast<uint32_t>(block_chunks_.size() * kBlockChunk);
+    block_chunks_.push_back(std::make_unique<ExtBlock[]>(kBlockChunk));
+    free_blocks_.reserve(free_blocks_.size() + kBlockChunk);
+    for (uint32_t i = kBlockChunk; i-- > 0;) free_blocks_.push_back(first + i + 1);  // ids from 1
+  }
+  void release_block(Packet* p) {
+    FABSIM_ASSERT(live_blocks_ > 0);
+    free_blocks_.push_back(p->block);
+    p->block = 0;
+    --live_blocks_;
+  }
   std::vector<std::unique_ptr<Packet[]>> chunks_;
   std::vector<Packet*> free_;
   uint64_t live_ = 0;
   uint64_t next_uid_ = 0;
+  std::vector<std::unique_ptr<ExtBlock[]>> block_chunks_;
+  std::vector<ExtBlockId> free_blocks_;
+  uint64_t live_blocks_ = 0;
 };
 
 }  // namespace fabsim

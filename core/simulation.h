@@ -1,9 +1,11 @@
-// One Simulation object owns the scheduler, the packet pool and the seed; it is passed by
-// reference to every component (no globals; several simulations may run in one process).
+// One Simulation object owns the scheduler, the packet pool, the packet kinds and the seed; it
+// is passed by reference to every component (no globals; several simulations may run in one
+// process).
 #pragma once
 
 #include <cstdint>  // uint64_t
 
+#include "core/packet_kinds.h"
 #include "core/packet_pool.h"
 #include "core/rng.h"
 #include "core/scheduler.h"
@@ -28,6 +30,8 @@ class Simulation {
   uint64_t seed() const { return seed_; }
   Scheduler& scheduler() { return sched_; }
   PacketPool& pool() { return pool_; }
+  /// Packet kind codes transports reserve for themselves (core/packet_kinds.h).
+  PacketKindRegistry& packet_kinds() { return kinds_; }
   /// A random stream for one component; identical for the same seed and stream id.
   Rng rng(uint64_t stream) const { return Rng(seed_, stream); }
 
@@ -61,6 +65,7 @@ class Simulation {
   Time now_;
   Scheduler sched_;
   PacketPool pool_;
+  PacketKindRegistry kinds_;
   uint64_t events_ = 0;
   size_t background_ = 0;
   bool stopped_ = false;

@@ -244,7 +244,8 @@ void GseDgsq::try_send(uint32_t dst) {
     Packet* p = v.q.front();
     // A VOQ is a queue like an egress port's: RED/ECN on its depth, so the NIC's DCQCN slows
     // down when its traffic waits for grants (without PFC nothing else would).
-    if (cfg_.voq_ecn && sw_.mark_ecn(*p, v.bytes, Bytes(cfg_.voq_ecn_kmin), Bytes(cfg_.voq_ecn_kmax))) {
+    if (cfg_.voq_ecn && sw_.red_marker().mark(*p, v.bytes, Bytes(cfg_.voq_ecn_kmin),
+                                               Bytes(cfg_.voq_ecn_kmax))) {
       ++stats_.ecn_marks;
     }
     v.q.pop_front();

@@ -117,7 +117,7 @@ uint16_t GseSourceSelector::choose(const uint16_t* ports, uint32_t n, uint32_t c
 }
 
 uint16_t GseSourceSelector::select(Packet& p, const uint16_t* ports, uint32_t n) {
-  if (p.type != PacketType::kData || !uplink_[ports[0]]) {
+  if (!is_data(p.type) || !uplink_[ports[0]]) {
     // Control packets (ACK, CNP, request, grant) are not containerised but avoid known faults.
     if (n == 1) return ports[0];
     n = narrow_to_usable(gsos_, sw_.id(), p.dst, ports, n, usable_);
@@ -153,7 +153,7 @@ uint16_t GseSourceSelector::stamp_and_choose(Packet& p, const uint16_t* ports, u
 uint16_t GseCoreSelector::select(Packet& p, const uint16_t* ports, uint32_t n) {
   n = narrow_to_usable(gsos_, sw_, p.dst, ports, n, usable_);
   if (n == 1) return ports[0];
-  if (p.type != PacketType::kData || (p.flags & kFabricHeader) == 0) return ecmp_.select(p, ports, n);
+  if (!is_data(p.type) || (p.flags & kFabricHeader) == 0) return ecmp_.select(p, ports, n);
   const GseHeader h = gse_header(p);
   const uint64_t offset = splitmix64((static_cast<uint64_t>(h.src_gsp) << 32) | h.dst_port);
   return ports[(h.container + offset) % n];
@@ -172,7 +172,7 @@ GseNic::GseNic(Simulation& sim, Host& host, const GseConfig& cfg, int64_t framin
 
 // Numbered as the NIC dequeues the packet, in wire bytes, per destination egress port.
 void GseNic::on_send(Packet& p) {
-  if (p.type != PacketType::kData) return;
+  if (!is_data(p.type)) return;
   auto [it, fresh] = streams_.try_emplace(p.dst, ContainerAssigner(cfg_.rule, cfg_.container_bytes));
   const auto a = it->second.assign(p.size + cfg_.header_bytes + framing_);
   if (a.opened) ++containers_;

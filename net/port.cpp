@@ -86,6 +86,7 @@ Packet* EgressPort::select() {
 void EgressPort::start(Packet* p) {
   tx_ = p;
   owner_->on_dequeue(index_, *p);
+  if (DequeueHook* h = dequeue_[p->tclass]) h->on_dequeue(*p, *this);
   const Time ser = link_->serialization(*p);
   busy_ += ser;
   tx_end_ = sim_.now() + ser;
@@ -106,7 +107,7 @@ void EgressPort::on_event(uint32_t tag, uint32_t gen) {
   tx_ = nullptr;
   ++counters_.tx_packets;
   counters_.tx_bytes += p->size;
-  if (p->type == PacketType::kData) ++counters_.tx_data_packets;
+  if (is_data(p->type)) ++counters_.tx_data_packets;
   link_->transmit(p);
   kick();
 }

@@ -3,6 +3,8 @@
 // DESIGN.md "The switch pipeline"; REFERENCE.md §1.3 for the pause semantics (802.1Qbb: a pause
 // with quanta > 0 stops the class for quanta x 512 bit times or until a quanta-0 resume).
 // The port arms one event at a time: the end of the current serialization.
+// Per queue it may hold an admission hook (consulted by the switch at enqueue) and a dequeue hook
+// (run here when a packet starts; net/hooks.h).
 #pragma once
 
 #include <array>    // per-class state
@@ -12,6 +14,7 @@
 #include "core/ring.h"
 #include "core/scheduler.h"
 #include "core/simulation.h"
+#include "net/hooks.h"
 #include "net/link.h"
 
 namespace fabsim {
@@ -23,8 +26,12 @@ struct PortCounters {
   uint64_t tx_packets = 0;
   uint64_t tx_bytes = 0;       // frame bytes
   uint64_t tx_data_packets = 0;
-  uint64_t drops = 0;          // packets dropped on admission to this port's queues
+  uint64_t drops = 0;          // packets dropped on admission to this port's queues (all causes)
+  uint64_t buffer_drops = 0;   //   of which the shared buffer had no room
+  uint64_t hook_drops = 0;     //   of which an admission hook said drop
+  uint64_t trims = 0;          // packets cut to their header by an admission hook
   uint64_t ecn_marks = 0;      // CE marks applied at dequeue
+  uint64_t enqueue_marks = 0;  // CE marks applied at enqueue by an admission hook
   uint64_t pfc_sent = 0;       // pause/resume frames this node sent out of this port
   uint64_t pfc_received = 0;   // pause/resume frames received on this port
   int64_t peak_queue_bytes = 0;  // most bytes queued in the data classes at once
@@ -47,6 +54,12 @@ class EgressPort : public EventTarget {
   /// DWRR weights of the data classes (default all 1); quantum = weight x `quantum_bytes`.
   void set_dwrr(const std::array<uint32_t, kNumClasses>& weights, int64_t quantum_bytes);
 
+  /// Hooks of queue `cls` (not owned; null = none). See net/hooks.h.
+  void set_admission_hook(uint8_t cls, AdmissionHook* h) { admission_[cls] = h; }
+  void set_dequeue_hook(uint8_t cls, DequeueHook* h) { dequeue_[cls] = h; }
+  AdmissionHook* admission_hook(uint8_t cls) const { return admission_[cls]; }
+  DequeueHook* dequeue_hook(uint8_t cls) const { return dequeue_[cls]; }
+
   bool busy() const { return tx_ != nullptr; }
   bool paused(uint8_t cls) const { return (paused_mask_ >> cls) & 1U; }
   uint8_t paused_mask() const { return paused_mask_; }
@@ -57,6 +70,8 @@ class EgressPort : public EventTarget {
     for (uint8_t c = 0; c < kControlClass; ++c) q += bytes_[c];
     return q;
   }
+  /// Bytes queued in every class.
+  int64_t total_queued_bytes() const { return data_queued_bytes() + bytes_[kControlClass]; }
   size_t queued_packets(uint8_t cls) const { return q_[cls].size(); }
   Link* link() const { return link_; }
   uint16_t index() const { return index_; }
@@ -83,6 +98,8 @@ class EgressPort : public EventTarget {
   std::array<int64_t, kNumClasses> bytes_{};
   std::array<int64_t, kNumClasses> deficit_{};
   std::array<int64_t, kNumClasses> quantum_{};
+  std::array<AdmissionHook*, kNumClasses> admission_{};
+  std::array<DequeueHook*, kNumClasses> dequeue_{};
   uint8_t nonempty_ = 0;  // bit c set when queue c holds a packet
   bool pulls_ = false;
   uint8_t rr_ = 0;

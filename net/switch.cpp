@@ -10,24 +10,44 @@
 
 namespace fabsim {
 
-double ecn_mark_probability(int64_t queue_bytes, const EcnConfig& cfg) {
-  if (queue_bytes <= cfg.kmin.count()) return 0.0;
-  if (queue_bytes > cfg.kmax.count()) return 1.0;
-  return cfg.pmax * static_cast<double>(queue_bytes - cfg.kmin.count()) /
-         static_cast<double>(cfg.kmax.count() - cfg.kmin.count());
-}
-
 Switch::Switch(Simulation& sim, const SwitchConfig& cfg, uint32_t id, std::string name)
     : sim_(sim), cfg_(cfg), id_(id), name_(std::move(name)),
-      marker_(cfg.ecn, sim.rng(stream_id(StreamKind::kSwitch, id))) {}
+      marker_(cfg.ecn, sim.rng(stream_id(StreamKind::kSwitch, id))), red_(marker_) {}
 
 uint16_t Switch::add_port(Link* out) {
   const auto idx = static_cast<uint16_t>(ports_.size());
   PortState s;
   s.egress = std::make_unique<EgressPort>(sim_, this, idx, out);
   s.egress->set_dwrr(cfg_.dwrr_weights, cfg_.max_frame_bytes);
+  if (cfg_.ecn.enabled) {
+    for (uint8_t c = 0; c < kControlClass; ++c) s.egress->set_dequeue_hook(c, &red_);
+  }
   ports_.push_back(std::move(s));
   return idx;
+}
+
+void Switch::set_admission_hook(uint16_t port, uint8_t cls, AdmissionHook* h) {
+  FABSIM_ASSERT(port < ports_.size() && cls < kControlClass);
+  ports_[port].egress->set_admission_hook(cls, h);
+}
+
+// One hook per queue is a plain pointer; a second one on the same queue turns the slot into a
+// chain (owned here) so the common case stays a single virtual call.
+void Switch::add_dequeue_hook(uint16_t port, uint8_t cls, DequeueHook* h) {
+  FABSIM_ASSERT(port < ports_.size() && cls < kNumClasses);
+  EgressPort& e = *ports_[port].egress;
+  DequeueHook* cur = e.dequeue_hook(cls);
+  if (cur == nullptr) {
+    e.set_dequeue_hook(cls, h);
+    return;
+  }
+  auto* chain = dynamic_cast<DequeueChain*>(cur);
+  if (chain == nullptr) {
+    chain = &adopt_hook(std::make_unique<DequeueChain>());
+    chain->add(cur);
+    e.set_dequeue_hook(cls, chain);
+  }
+  chain->add(h);
 }
 
 void Switch::set_routes(const std::vector<std::vector<uint16_t>>& per_host) {
@@ -90,18 +110,27 @@ int64_t Switch::shared_of(const PortState& s, uint8_t cls) const {
   return std::max<int64_t>(0, s.ingress[cls] - cfg_.buffer.reserve.count());
 }
 
-bool Switch::admit(uint16_t in, const Packet& p, const EgressPort& out) const {
+// The shared buffer's decision for `p` from ingress `in`. Lossless classes drop only when both
+// the headroom and the shared pool are exhausted; lossy classes need free buffer and, when
+// joining an egress queue `out`, a queue within egress_alpha x free buffer (a held packet has
+// no egress queue yet).
+bool Switch::buffer_admits(uint16_t in, const Packet& p, const EgressPort* out) const {
   const PortState& s = ports_[in];
   const int64_t size = p.size;
   if (lossless(p.tclass)) {
-    // Drop only when both the headroom and the shared pool are exhausted.
     return !(size + s.hdrm[p.tclass] > s.headroom &&
              size + shared_of(s, p.tclass) > pfc_threshold(in));
   }
   const int64_t free_bytes = cfg_.buffer.size.count() - total_headroom_ - buffer_used_;
   if (size > free_bytes) return false;
-  return static_cast<double>(out.queued_bytes(p.tclass) + size) <=
-         cfg_.buffer.egress_alpha * static_cast<double>(free_bytes);
+  return out == nullptr || static_cast<double>(out->queued_bytes(p.tclass) + size) <=
+                               cfg_.buffer.egress_alpha * static_cast<double>(free_bytes);
+}
+
+// Charges an admitted packet to its ingress port and pauses the sender if that crossed XOFF.
+void Switch::accept(uint16_t in, const Packet& p) {
+  charge(in, p);
+  if (lossless(p.tclass)) check_xoff(in, p.tclass);
 }
 
 void Switch::charge(uint16_t in, const Packet& p) {
@@ -210,22 +239,11 @@ void Switch::receive(Packet* p, uint16_t in) {
 }
 
 bool Switch::hold(Packet* p) {
-  const uint16_t in = p->in_port;
-  const PortState& s = ports_[in];
-  const int64_t size = p->size;
-  bool ok;
-  if (lossless(p->tclass)) {
-    ok = !(size + s.hdrm[p->tclass] > s.headroom &&
-           size + shared_of(s, p->tclass) > pfc_threshold(in));
-  } else {
-    ok = size <= cfg_.buffer.size.count() - total_headroom_ - buffer_used_;
-  }
-  if (!ok) {
+  if (!buffer_admits(p->in_port, *p, nullptr)) {
     ++hold_drops_;
     return false;
   }
-  charge(in, *p);
-  if (lossless(p->tclass)) check_xoff(in, p->tclass);
+  accept(p->in_port, *p);
   return true;
 }
 
@@ -240,27 +258,44 @@ void Switch::inject(Packet* p, uint16_t out) {
     egress.enqueue(p);
     return;
   }
-  if (!admit(in, *p, egress)) {
+  const bool room = buffer_admits(in, *p, &egress);
+  if (AdmissionHook* h = egress.admission_hook(p->tclass)) [[unlikely]] {
+    switch (h->on_enqueue(*p, egress, room)) {
+      case Admission::kAdmit:
+        break;
+      case Admission::kMark:
+        if (p->ecn == Ecn::kEct) {
+          p->ecn = Ecn::kCe;
+          ++egress.counters().enqueue_marks;
+        }
+        break;
+      case Admission::kDrop:
+        ++egress.counters().drops;
+        ++egress.counters().hook_drops;
+        sim_.pool().release(p);
+        return;
+      case Admission::kTrim:
+        trim_to_header(*p);
+        ++egress.counters().trims;
+        egress.enqueue(p);  // control class: no buffer charge, strict priority
+        return;
+    }
+  }
+  if (!room) {
     ++egress.counters().drops;
+    ++egress.counters().buffer_drops;
     sim_.pool().release(p);
     return;
   }
-  charge(in, *p);
-  if (lossless(p->tclass)) check_xoff(in, p->tclass);
+  accept(in, *p);
   egress.enqueue(p);
 }
 
-void Switch::on_dequeue(uint16_t port, Packet& p) {
+void Switch::on_dequeue(uint16_t /*port*/, Packet& p) {
   if (p.tclass == kControlClass) return;
   credit(p.in_port, p);
   if (lossless(p.tclass)) check_xon(p.in_port, p.tclass);
-  if (cfg_.ecn.enabled && p.ecn == Ecn::kEct) {
-    EgressPort& e = *ports_[port].egress;
-    if (marker_.mark(e.queued_bytes(p.tclass))) {
-      p.ecn = Ecn::kCe;
-      ++e.counters().ecn_marks;
-    }
-  }
+  // RED/ECN and any other dequeue hooks run next, from the port (EgressPort::start).
 }
 
 }  // namespace fabsim

@@ -2,20 +2,25 @@
 // headroom (REFERENCE.md §1.3, after the HPCC ns-3 SwitchMmu), forwarding over equal-cost next
 // hops chosen by a PathSelector, and egress ports with RED/ECN marking at dequeue (§1.4).
 // Control-class packets (PFC, ACK, CNP) bypass admission, as in the reference.
+// Per port and queue, hooks (net/hooks.h) add admission verdicts (drop, trim, mark) and
+// dequeue actions (INT); RED/ECN is itself the dequeue hook the switch installs by default.
 #pragma once
 
-#include <array>    // per-class counters
-#include <cstdint>  // byte counters
-#include <memory>   // unique_ptr ports
-#include <string>   // name
-#include <vector>   // ports, routes
+#include <array>        // per-class counters
+#include <cstdint>      // byte counters
+#include <memory>       // unique_ptr ports and hooks
+#include <string>       // name
+#include <type_traits>  // is_base_of (adopt_hook)
+#include <vector>       // ports, routes, hooks
 
 #include "core/rng.h"
 #include "core/scheduler.h"
 #include "core/simulation.h"
+#include "net/hooks.h"
 #include "net/node.h"
 #include "net/path_selector.h"
 #include "net/port.h"
+#include "net/red.h"
 #include "net/switch_config.h"
 
 namespace fabsim {
@@ -35,25 +40,34 @@ class Switch : public Node, public EventTarget {
   /// Admits and enqueues a packet an extension held (its in_port is already set).
   void inject(Packet* p, uint16_t out_port);
   /// Charges a packet an extension will hold (a VOQ) to its ingress port, with PFC towards the
-  /// sender as for any buffered packet. False (and a counted drop) if the buffer refuses it.
+  /// sender as for any buffered packet: the same buffer admission as a queued packet, without
+  /// an egress queue's limit. False (and a counted drop) if the buffer refuses it.
   bool hold(Packet* p);
   /// Enqueues a packet charged by hold() on an egress port.
   void send_held(Packet* p, uint16_t out_port) { ports_[out_port].egress->enqueue(p); }
   uint64_t hold_drops() const { return hold_drops_; }
-  /// RED/ECN marking of `p` for a queue of `queue_bytes` held outside the egress ports (a VOQ),
-  /// with these thresholds and network.ecn.pmax. True if it marked.
-  /// Marks whether or not network.ecn is enabled (that switch is for the egress ports): the
-  /// caller's own setting (fabric.gse.voq_ecn) decides.
-  bool mark_ecn(Packet& p, int64_t queue_bytes, Bytes kmin, Bytes kmax) {
-    if (p.ecn != Ecn::kEct) return false;
-    EcnConfig e = cfg_.ecn;
-    e.kmin = kmin;
-    e.kmax = kmax;
-    const double prob = ecn_mark_probability(queue_bytes, e);
-    if (!(prob >= 1.0 || (prob > 0 && marker_.uniform() < prob))) return false;
-    p.ecn = Ecn::kCe;
-    return true;
+  /// The switch's RED/ECN marker (one random stream): its egress queues mark through it, and
+  /// so does a VOQ held outside the egress ports (gse/dgsq.cpp), with its own thresholds and
+  /// whether or not network.ecn is enabled (fabric.gse.voq_ecn decides there).
+  RedMarker& red_marker() { return marker_; }
+
+  /// Takes ownership of a hook so it lives as long as the switch; returns it for installing.
+  template <typename H>
+  H& adopt_hook(std::unique_ptr<H> h) {
+    H& ref = *h;
+    if constexpr (std::is_base_of_v<AdmissionHook, H>) {
+      admission_hooks_.push_back(std::move(h));
+    } else {
+      dequeue_hooks_.push_back(std::move(h));
+    }
+    return ref;
   }
+  /// Installs an admission hook on queue `cls` of `port` (replacing any). Control-class packets
+  /// bypass admission, so `cls` is a data class.
+  void set_admission_hook(uint16_t port, uint8_t cls, AdmissionHook* h);
+  /// Adds a dequeue hook on queue `cls` of `port`, after those already there (RED/ECN first
+  /// when network.ecn is enabled).
+  void add_dequeue_hook(uint16_t port, uint8_t cls, DequeueHook* h);
   /// Packets dropped because no route to their destination was left (failed links).
   uint64_t unroutable() const { return unroutable_; }
   uint64_t unroutable_bytes() const { return unroutable_bytes_; }
@@ -103,7 +117,8 @@ class Switch : public Node, public EventTarget {
   };
   bool lossless(uint8_t cls) const { return cfg_.pfc.enabled && ((cfg_.pfc.lossless_mask >> cls) & 1U); }
   int64_t shared_of(const PortState& s, uint8_t cls) const;
-  bool admit(uint16_t in, const Packet& p, const EgressPort& out) const;
+  bool buffer_admits(uint16_t in, const Packet& p, const EgressPort* out) const;
+  void accept(uint16_t in, const Packet& p);
   void charge(uint16_t in, const Packet& p);
   void credit(uint16_t in, const Packet& p);
   void check_xoff(uint16_t in, uint8_t cls);
@@ -127,6 +142,9 @@ class Switch : public Node, public EventTarget {
   std::unique_ptr<PathSelector> selector_;
   std::vector<std::unique_ptr<SwitchExtension>> extensions_;
   RedMarker marker_;
+  RedEcnHook red_;  // on every data class of every port when network.ecn is enabled
+  std::vector<std::unique_ptr<AdmissionHook>> admission_hooks_;
+  std::vector<std::unique_ptr<DequeueHook>> dequeue_hooks_;
   int64_t total_headroom_ = 0;
   int64_t total_reserve_ = 0;
   int64_t shared_used_ = 0;   // bytes in the shared pool (above reserves, below headroom)

@@ -6,7 +6,6 @@
 #include <cstdint>  // masks
 
 #include "core/packet.h"
-#include "core/rng.h"
 #include "core/units.h"
 
 namespace fabsim {
@@ -60,24 +59,6 @@ struct SwitchConfig {
   int64_t max_frame_bytes = 4096 + 62;
   /// DWRR weight of each data class; quantum = weight x max frame.
   std::array<uint32_t, kNumClasses> dwrr_weights{1, 1, 1, 1, 1, 1, 1, 1};
-};
-
-/// RED/ECN marking probability for a queue of `queue_bytes` (REFERENCE.md §1.4).
-double ecn_mark_probability(int64_t queue_bytes, const EcnConfig& cfg);
-
-/// The marking decision with its own random stream (one per switch).
-class RedMarker {
- public:
-  RedMarker(const EcnConfig& cfg, Rng rng) : cfg_(cfg), rng_(rng) {}
-  bool mark(int64_t queue_bytes) {
-    const double p = ecn_mark_probability(queue_bytes, cfg_);
-    return p >= 1.0 || (p > 0 && rng_.uniform() < p);
-  }
-  double uniform() { return rng_.uniform(); }
-
- private:
-  EcnConfig cfg_;
-  Rng rng_;
 };
 
 }  // namespace fabsim

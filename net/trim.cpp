@@ -1,0 +1,15 @@
+// Packet trimming; see trim.h.
+#include "net/trim.h"
+
+#include "net/port.h"
+
+namespace fabsim {
+
+Admission TrimHook::on_enqueue(const Packet& p, const EgressPort& port, bool buffer_ok) {
+  if (!is_data(p.type) || (p.flags & kTrimmed) != 0 || p.payload == 0) return Admission::kAdmit;
+  if (!buffer_ok) return cfg_.trim_on_overflow ? Admission::kTrim : Admission::kAdmit;
+  const int64_t after = port.queued_bytes(p.tclass) + static_cast<int64_t>(p.size);
+  return after > cfg_.threshold.count() ? Admission::kTrim : Admission::kAdmit;
+}
+
+}  // namespace fabsim

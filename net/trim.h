@@ -1,0 +1,33 @@
+// Packet trimming at a switch queue (Ultra Ethernet spec §4.1, REFERENCE.md §4.4; NDP): when a
+// trimmable data packet would find its queue above a threshold, or the shared buffer has no
+// room for it, the switch cuts it to its headers and forwards the header in the control class
+// instead of dropping it, so the receiver learns of the loss one queueing delay later instead
+// of one timeout later. An admission hook; the cut itself is trim_to_header (net/hooks.h).
+#pragma once
+
+#include <cstdint>  // counters
+
+#include "core/units.h"
+#include "net/hooks.h"
+
+namespace fabsim {
+
+class TrimHook final : public AdmissionHook {
+ public:
+  struct Config {
+    /// Trim when the queue's bytes plus the packet's would exceed this (UE: one plane BDP for
+    /// normal queues, 1.5 x BDP at the last hop).
+    Bytes threshold = Bytes(64 * 1024);
+    /// Also trim (rather than drop) when the shared buffer refuses the packet.
+    bool trim_on_overflow = true;
+  };
+  explicit TrimHook(const Config& cfg) : cfg_(cfg) {}
+  /// Data packets not yet trimmed are trimmed over the threshold; anything else is admitted
+  /// (and dropped by the switch if the buffer has no room).
+  Admission on_enqueue(const Packet& p, const EgressPort& port, bool buffer_ok) override;
+
+ private:
+  Config cfg_;
+};
+
+}  // namespace fabsim

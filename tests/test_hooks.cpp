@@ -1,0 +1,331 @@
+// Switch hooks (issue 13 item 4): admission verdicts (trim, drop, mark) and dequeue hooks (RED/ECN,
+// INT), each checked against exact state: bytes after a trim, the class it goes in, the port's
+// counters per cause, and every field of the INT record.
+#include <gtest/gtest.h>
+
+#include <memory>  // make_unique hooks
+#include <vector>  // arrivals
+
+#include "helpers.h"
+#include "lb/ecmp.h"
+#include "net/int_stamp.h"
+#include "net/network.h"
+#include "net/topology.h"
+#include "net/trim.h"
+
+namespace fabsim {
+namespace {
+using namespace literals;
+
+constexpr uint32_t kPayload = 4096;
+constexpr uint32_t kFrame = kPayload + 62;  // frame bytes of a full data packet
+const Time kSer = serialization_delay(kFrame + 20, 100_Gbps);
+
+// Records what the hooks change: size, payload, flags, class, ECN and the INT stack.
+class DetailSink : public Endpoint {
+ public:
+  struct Arrival {
+    Time at;
+    uint64_t seq;
+    uint32_t size;
+    uint32_t payload;
+    uint8_t flags;
+    uint8_t tclass;
+    Ecn ecn;
+    IntStackHeader int_header;
+    std::vector<IntHop> hops;
+  };
+  explicit DetailSink(Simulation& sim) : sim_(sim) {}
+  void receive(Packet* p) override {
+    Arrival a{sim_.now(), p->seq, p->size, p->payload, p->flags, p->tclass, p->ecn, {}, {}};
+    if (p->block != 0) {
+      const ExtBlock& b = sim_.pool().block(*p);
+      a.int_header = int_header(b);
+      for (int i = 0; i < a.int_header.hops; ++i) a.hops.push_back(int_hop(b, i));
+    }
+    arrivals.push_back(a);
+    sim_.pool().release(p);
+  }
+  std::vector<Arrival> arrivals;
+
+ private:
+  Simulation& sim_;
+};
+
+// Three hosts on one 100 Gb/s switch; packets for host 0 can be held by pausing its downlink.
+struct Bench {
+  explicit Bench(const SwitchConfig& sw) : sim(1), net(sim), sink(sim) {
+    SingleSwitchConfig cfg;
+    cfg.hosts = 3;
+    build_single_switch(net, cfg, sw, 20, 0.0,
+                        [](uint32_t id) { return std::make_unique<EcmpSelector>(id); });
+    sink_id = net.endpoints().add(&sink);
+  }
+  Switch& sw() { return net.sw(0); }
+  EgressPort& down() { return net.sw(0).port(0); }
+  // A full data packet from host 1 to host 0 in class `cls`.
+  Packet* make(uint8_t cls, uint64_t seq, Ecn ecn = Ecn::kNotEct) {
+    Packet* p = test::make_packet(sim, 1, 0, kFrame, cls, sink_id, seq);
+    p->payload = kPayload;
+    p->ecn = ecn;
+    return p;
+  }
+  void inject(Packet* p) { sw().receive(p, 1); }
+  Simulation sim;
+  Network net;
+  DetailSink sink;
+  uint32_t sink_id = 0;
+};
+
+SwitchConfig no_ecn() {
+  SwitchConfig sw;
+  sw.ecn.enabled = false;
+  return sw;
+}
+
+// Marks everything above 1 byte queued: probability 1, so no random draw decides.
+SwitchConfig ecn_always() {
+  SwitchConfig sw;
+  sw.ecn.kmin = Bytes(0);
+  sw.ecn.kmax = Bytes(1);
+  return sw;
+}
+
+TEST(Trim, CutsToTheHeaderIntoTheControlClass) {
+  Packet p;
+  p.size = kFrame;
+  p.payload = kPayload;
+  p.tclass = 1;
+  p.seq = 42;
+  p.flags = 0x01;
+  trim_to_header(p);
+  EXPECT_EQ(p.size, 62U);
+  EXPECT_EQ(p.payload, 0U);
+  EXPECT_EQ(p.flags, 0x01 | kTrimmed);
+  EXPECT_EQ(p.tclass, kControlClass);
+  EXPECT_EQ(p.seq, 42U);
+}
+
+TEST(Trim, OverThresholdTheHeaderGoesAhead) {
+  Bench t(no_ecn());
+  TrimHook::Config tc;
+  tc.threshold = Bytes(2 * kFrame);
+  t.sw().set_admission_hook(0, 1, &t.sw().adopt_hook(std::make_unique<TrimHook>(tc)));
+  t.down().apply_pause(1, 65535);
+  for (uint64_t s = 0; s < 3; ++s) t.inject(t.make(1, s));
+  // Two frames fit under the threshold; the third is trimmed and starts at once (control class).
+  EXPECT_EQ(t.down().counters().trims, 1U);
+  EXPECT_EQ(t.down().counters().drops, 0U);
+  EXPECT_EQ(t.down().queued_packets(1), 2U);
+  EXPECT_EQ(t.down().queued_bytes(1), 2 * int64_t{kFrame});
+  EXPECT_EQ(t.sw().buffer_used(), 2 * int64_t{kFrame});  // the header is not charged
+  EXPECT_TRUE(t.down().busy());
+  EXPECT_EQ(t.down().queued_packets(kControlClass), 0U);
+  t.sim.run(10_us);
+  ASSERT_EQ(t.sink.arrivals.size(), 1U);
+  const auto& h = t.sink.arrivals[0];
+  EXPECT_EQ(h.seq, 2U);
+  EXPECT_EQ(h.size, 62U);
+  EXPECT_EQ(h.payload, 0U);
+  EXPECT_EQ(h.flags & kTrimmed, kTrimmed);
+  EXPECT_EQ(h.tclass, kControlClass);
+  EXPECT_EQ(h.at, serialization_delay(62 + 20, 100_Gbps) + 1_us);
+  t.down().apply_pause(1, 0);
+  t.sim.run();
+  ASSERT_EQ(t.sink.arrivals.size(), 3U);
+  for (int i = 1; i < 3; ++i) {
+    EXPECT_EQ(t.sink.arrivals[i].size, kFrame);
+    EXPECT_EQ(t.sink.arrivals[i].flags & kTrimmed, 0);
+    EXPECT_EQ(t.sink.arrivals[i].tclass, 1);
+  }
+  EXPECT_EQ(t.sw().buffer_used(), 0);
+  t.net.finish();
+  EXPECT_EQ(t.sim.pool().live(), 0U);
+}
+
+// A buffer of 3 frames with PFC off: the third packet's queue would exceed alpha x free bytes.
+SwitchConfig tiny_buffer() {
+  SwitchConfig sw = no_ecn();
+  sw.pfc.enabled = false;
+  sw.buffer.size = Bytes(3 * kFrame);
+  sw.buffer.reserve = Bytes(0);
+  return sw;
+}
+
+TEST(Trim, TrimsWhatTheBufferWouldDrop) {
+  Bench t(tiny_buffer());
+  TrimHook::Config tc;
+  tc.threshold = Bytes(1 << 20);
+  t.sw().set_admission_hook(0, 1, &t.sw().adopt_hook(std::make_unique<TrimHook>(tc)));
+  t.down().apply_pause(1, 65535);
+  for (uint64_t s = 0; s < 3; ++s) t.inject(t.make(1, s));
+  EXPECT_EQ(t.down().counters().trims, 1U);
+  EXPECT_EQ(t.down().counters().drops, 0U);
+  EXPECT_EQ(t.down().queued_bytes(1), 2 * int64_t{kFrame});
+  t.down().apply_pause(1, 0);
+  t.sim.run();
+  EXPECT_EQ(t.sink.arrivals.size(), 3U);
+}
+
+TEST(Admission, BufferDropsCountedByCause) {
+  Bench t(tiny_buffer());
+  t.down().apply_pause(1, 65535);
+  for (uint64_t s = 0; s < 3; ++s) t.inject(t.make(1, s));
+  EXPECT_EQ(t.down().counters().drops, 1U);
+  EXPECT_EQ(t.down().counters().buffer_drops, 1U);
+  EXPECT_EQ(t.down().counters().hook_drops, 0U);
+  EXPECT_EQ(t.down().counters().trims, 0U);
+  EXPECT_EQ(t.sim.pool().live(), 2U);
+}
+
+// Returns a fixed verdict and remembers what the buffer said.
+class Scripted final : public AdmissionHook {
+ public:
+  explicit Scripted(Admission v) : v_(v) {}
+  Admission on_enqueue(const Packet& /*p*/, const EgressPort& /*port*/, bool ok) override {
+    buffer_ok.push_back(ok);
+    return v_;
+  }
+  std::vector<bool> buffer_ok;
+
+ private:
+  Admission v_;
+};
+
+TEST(Admission, HookDropAndMark) {
+  Bench t(no_ecn());
+  auto& drop = t.sw().adopt_hook(std::make_unique<Scripted>(Admission::kDrop));
+  auto& mark = t.sw().adopt_hook(std::make_unique<Scripted>(Admission::kMark));
+  t.sw().set_admission_hook(0, 1, &drop);
+  t.sw().set_admission_hook(0, 2, &mark);
+  t.inject(t.make(1, 0, Ecn::kEct));
+  EXPECT_EQ(drop.buffer_ok, std::vector<bool>{true});
+  EXPECT_EQ(t.down().counters().drops, 1U);
+  EXPECT_EQ(t.down().counters().hook_drops, 1U);
+  EXPECT_EQ(t.down().counters().buffer_drops, 0U);
+  EXPECT_EQ(t.sim.pool().live(), 0U);
+  t.inject(t.make(2, 1, Ecn::kEct));
+  t.inject(t.make(2, 2, Ecn::kNotEct));
+  EXPECT_EQ(t.down().counters().enqueue_marks, 1U);
+  // Control-class packets bypass admission: the hook on class 1 never sees them.
+  t.inject(t.make(kControlClass, 3));
+  EXPECT_EQ(drop.buffer_ok.size(), 1U);
+  t.sim.run();
+  // seq 1 started at once; the control packet then goes ahead of seq 2 (strict priority).
+  ASSERT_EQ(t.sink.arrivals.size(), 3U);
+  EXPECT_EQ(t.sink.arrivals[0].seq, 1U);
+  EXPECT_EQ(t.sink.arrivals[0].ecn, Ecn::kCe);
+  EXPECT_EQ(t.sink.arrivals[1].seq, 3U);
+  EXPECT_EQ(t.sink.arrivals[2].seq, 2U);
+  EXPECT_EQ(t.sink.arrivals[2].ecn, Ecn::kNotEct);
+}
+
+TEST(RedHook, InstalledOnDataClassesOnlyWhenEnabled) {
+  Bench on(ecn_always());
+  Bench off(no_ecn());
+  for (uint8_t c = 0; c < kControlClass; ++c) {
+    EXPECT_NE(on.down().dequeue_hook(c), nullptr);
+    EXPECT_EQ(off.down().dequeue_hook(c), nullptr);
+  }
+  EXPECT_EQ(on.down().dequeue_hook(kControlClass), nullptr);
+}
+
+TEST(RedHook, MarksOnTheQueueBehindAtDequeue) {
+  Bench t(ecn_always());
+  t.down().apply_pause(1, 65535);
+  for (uint64_t s = 0; s < 3; ++s) t.inject(t.make(1, s, Ecn::kEct));
+  EXPECT_EQ(t.down().counters().ecn_marks, 0U);
+  t.down().apply_pause(1, 0);
+  t.sim.run();
+  // Behind each departure: 2 frames, 1 frame, nothing (not above kmin = 0).
+  EXPECT_EQ(t.down().counters().ecn_marks, 2U);
+  ASSERT_EQ(t.sink.arrivals.size(), 3U);
+  EXPECT_EQ(t.sink.arrivals[0].ecn, Ecn::kCe);
+  EXPECT_EQ(t.sink.arrivals[1].ecn, Ecn::kCe);
+  EXPECT_EQ(t.sink.arrivals[2].ecn, Ecn::kEct);
+}
+
+TEST(IntHook, StampsQueueTxBytesTimeAndRate) {
+  Bench t(ecn_always());
+  auto& stamp = t.sw().adopt_hook(std::make_unique<IntStampHook>(t.sim));
+  t.sw().add_dequeue_hook(0, 1, &stamp);  // after RED on the same queue: a chain
+  t.down().apply_pause(1, 65535);
+  for (uint64_t s = 0; s < 3; ++s) {
+    Packet* p = t.make(1, s, Ecn::kEct);
+    request_int(t.sim.pool().attach_block(*p), 5);
+    t.inject(p);
+  }
+  t.inject(t.make(1, 3));  // no extension block: passes unstamped
+  t.sim.run(2_us);
+  const Time resume = t.sim.now();
+  t.down().apply_pause(1, 0);
+  t.sim.run();
+  ASSERT_EQ(t.sink.arrivals.size(), 4U);
+  for (int k = 0; k < 3; ++k) {
+    const auto& a = t.sink.arrivals[k];
+    ASSERT_EQ(a.int_header.hops, 1) << "k=" << k;
+    EXPECT_EQ(a.int_header.capacity, 5);
+    const IntHop& h = a.hops[0];
+    EXPECT_EQ(h.ts, resume + kSer * k) << "k=" << k;
+    EXPECT_EQ(h.tx_bytes, static_cast<uint64_t>(k) * kFrame) << "k=" << k;
+    EXPECT_EQ(h.qlen, static_cast<uint32_t>(3 - k) * kFrame) << "k=" << k;
+    EXPECT_EQ(h.rate_mbps, 100000U);
+  }
+  // RED ran too (the chain): marks while frames wait behind.
+  EXPECT_EQ(t.sink.arrivals[0].ecn, Ecn::kCe);
+  EXPECT_EQ(t.sink.arrivals[3].int_header.hops, 0);
+  EXPECT_EQ(stamp.stamped(), 3U);
+  EXPECT_EQ(t.sim.pool().live_blocks(), 0U);
+}
+
+TEST(IntHook, FullStackIsLeftAloneAndCounted) {
+  Bench t(no_ecn());
+  auto& stamp = t.sw().adopt_hook(std::make_unique<IntStampHook>(t.sim));
+  t.sw().add_dequeue_hook(0, 1, &stamp);
+  Packet* p = t.make(1, 0);
+  ExtBlock& b = t.sim.pool().attach_block(*p);
+  request_int(b, 9);  // capped at kMaxIntHops
+  EXPECT_EQ(int_header(b).capacity, kMaxIntHops);
+  IntStackHeader h = int_header(b);
+  h.hops = kMaxIntHops;
+  b.set_at<IntStackHeader, kIntHeaderOffset>(h);
+  t.inject(p);
+  Packet* q = t.make(1, 1);
+  t.sim.pool().attach_block(*q);  // a block without INT requested (capacity 0)
+  t.inject(q);
+  t.sim.run();
+  ASSERT_EQ(t.sink.arrivals.size(), 2U);
+  EXPECT_EQ(t.sink.arrivals[0].int_header.hops, kMaxIntHops);
+  EXPECT_EQ(t.sink.arrivals[0].int_header.overflow, 1);
+  EXPECT_EQ(t.sink.arrivals[1].int_header.hops, 0);
+  EXPECT_EQ(stamp.stamped(), 0U);
+  EXPECT_EQ(stamp.full(), 1U);
+}
+
+// The VOQ's marking (its own thresholds) and the egress hook's share one rule and one stream:
+// with equal thresholds they make the same decisions from the same draws.
+TEST(RedHook, VoqThresholdsDrawLikeTheEgressRule) {
+  EcnConfig e;
+  e.kmin = Bytes(5000);
+  e.kmax = Bytes(205000);
+  e.pmax = 0.2;
+  RedMarker egress(e, Rng(99, 3));
+  RedMarker voq(EcnConfig{}, Rng(99, 3));
+  EcnConfig v;
+  v.pmax = 0.2;
+  RedMarker voq_pmax(v, Rng(99, 3));
+  for (int i = 0; i < 2000; ++i) {
+    const int64_t q = (i * 7919) % 260000;
+    Packet a;
+    a.ecn = Ecn::kEct;
+    Packet b = a;
+    ASSERT_EQ(egress.mark(a, q), voq_pmax.mark(b, q, e.kmin, e.kmax)) << "i=" << i;
+    ASSERT_EQ(a.ecn, b.ecn);
+  }
+  Packet not_ect;
+  EXPECT_FALSE(voq.mark(not_ect, 1 << 20, Bytes(0), Bytes(1)));  // never marks non-ECT
+  EXPECT_EQ(not_ect.ecn, Ecn::kNotEct);
+}
+
+}  // namespace
+}  // namespace fabsim
