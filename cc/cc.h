@@ -18,7 +18,7 @@ inline constexpr Bytes kUnlimitedWindow = Bytes(INT64_MAX);
 /// An RTT field that carries no sample.
 inline constexpr Time kNoRttSample = Time::max();
 /// HPCC's INT stack depth (REFERENCE.md §2.3: maxHop = 5).
-inline constexpr int kMaxIntHops = 5;
+inline constexpr int kMaxIntSignalHops = 5;
 
 /// Bytes were put on the wire for this sender (framing included): DCQCN's byte counter.
 struct SentSignal {
@@ -59,7 +59,7 @@ struct DelaySignal {
 };
 
 /// One hop's INT record, stamped by the egress port at dequeue (REFERENCE.md §2.3).
-struct IntHop {
+struct IntHopSignal {
   Bytes queue;     // egress queue length
   Bytes tx_bytes;  // cumulative bytes the port has sent
   Time timestamp;  // when the record was stamped
@@ -70,7 +70,7 @@ struct IntHop {
 struct IntSignal {
   Time now;
   int hops = 0;  // valid entries in `hop`
-  std::array<IntHop, kMaxIntHops> hop{};
+  std::array<IntHopSignal, kMaxIntSignalHops> hop{};
 };
 
 /// A receiver granted credit to send `credit` more bytes.
