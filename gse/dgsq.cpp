@@ -67,7 +67,7 @@ bool GseDgsq::on_forward(Packet& p, uint16_t in_port, uint16_t out_port) {
     sim_.pool().release(&p);
     return false;
   }
-  if (p.type != PacketType::kData || host_of_port_[in_port] < 0 || p.tclass == kControlClass) return true;
+  if (!is_data(p.type) || host_of_port_[in_port] < 0 || p.tclass == kControlClass) return true;
   auto it = voqs_.find(p.dst);
   if (it == voqs_.end()) {
     const bool room = static_cast<int64_t>(voqs_.size()) < cfg_.voq_pool_queues &&

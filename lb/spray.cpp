@@ -6,7 +6,7 @@
 namespace fabsim {
 
 uint16_t SpraySelector::select(Packet& p, const uint16_t* ports, uint32_t n) {
-  if (p.type != PacketType::kData) return ecmp_.select(p, ports, n);
+  if (!is_data(p.type)) return ecmp_.select(p, ports, n);
   // Each destination's rotation starts at a hashed offset, so streams do not move in step.
   auto [it, fresh] = next_.try_emplace(p.dst, static_cast<uint32_t>(splitmix64(p.dst) >> 32));
   uint32_t& i = it->second;
@@ -19,7 +19,7 @@ FlowletSelector::FlowletSelector(const Simulation& sim, uint64_t seed, Time gap)
     : sim_(sim), ecmp_(seed), rng_(seed, 0x666c6f776c6574ULL), gap_(gap) {}
 
 uint16_t FlowletSelector::select(Packet& p, const uint16_t* ports, uint32_t n) {
-  if (p.type != PacketType::kData) return ecmp_.select(p, ports, n);
+  if (!is_data(p.type)) return ecmp_.select(p, ports, n);
   const uint64_t key = five_tuple_hash(p, 0);
   const Time now = sim_.now();
   auto [it, fresh] = table_.try_emplace(key);

@@ -37,7 +37,7 @@ void Host::receive(Packet* p, uint16_t /*port*/) {
 void Host::deliver(Packet* p) {
   ++counters_.rx_packets;
   counters_.rx_bytes += p->size;
-  if (p->type == PacketType::kData) ++counters_.rx_data_packets;
+  if (is_data(p->type)) ++counters_.rx_data_packets;
   FABSIM_ASSERT(p->endpoint < endpoints_.size());
   endpoints_.at(p->endpoint)->receive(p);
 }

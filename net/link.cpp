@@ -65,7 +65,7 @@ void Link::lose(Packet* p, bool fault) {
 }
 
 void Link::transmit(Packet* p) {
-  if (p->type == PacketType::kData) faults_.last_data_tx = sim_.now();
+  if (is_data(p->type)) faults_.last_data_tx = sim_.now();
   if (!up_) {
     lose(p, true);
     return;

@@ -16,7 +16,7 @@ class MisorderMeter : public SwitchExtension {
  public:
   explicit MisorderMeter(std::vector<bool> host_port) : host_port_(std::move(host_port)) {}
   bool on_forward(Packet& p, uint16_t /*in_port*/, uint16_t out_port) override {
-    if (p.type != PacketType::kData || !host_port_[out_port]) return true;
+    if (!is_data(p.type) || !host_port_[out_port]) return true;
     auto [it, fresh] = last_.try_emplace(p.flow, p.seq);
     if (!fresh) {
       ++pairs_;
