@@ -156,6 +156,120 @@ void load_op(Section& o, OpSpec& op, const std::string& job, Bytes tree_chunk) {
   }
 }
 
+// One [[workload.jobs]] entry as written: its replicas are placed by place_replica().
+struct JobEntry {
+  std::string name;
+  int count = 1;
+  std::vector<int64_t> gpus;  // placement = "list"
+  std::string placement;
+  int gpu = 0;    // gpu_of_each_server: replica 0's GPU index
+  int first = 0;  // block: replica 0's first GPU
+  int ranks = 2;  // block: ranks per replica
+  int iterations = 1;
+  Time start;
+  std::vector<OpSpec> ops;
+};
+
+constexpr const char* kPlacementDoc =
+    "list: `gpus`; gpu_of_each_server: GPU `gpu` + k of every server (seed 002: job k = GPU k of "
+    "each server); block: `ranks` consecutive GPUs from `first` + k x ranks";
+
+// Declares (describe mode) or reads one entry's keys; `index` names an unnamed job.
+JobEntry read_job(Section& j, size_t index, Bytes tree_chunk) {
+  JobEntry e;
+  e.name = j.text("name", fmt::format("job{}", index), "job name (with count > 1: name0, name1, ...)");
+  e.count = static_cast<int>(j.integer("count", e.count, 1, 4096,
+                                       "replicas of this job; replica k shifts its placement by k"));
+  e.gpus = j.integers("gpus", {}, 0, kMaxInt, "explicit rank -> GPU (host id) list");
+  const bool listed = !e.gpus.empty() || j.has("gpus");
+  e.placement = j.choice("placement", j.describing() || listed ? "list" : "gpu_of_each_server",
+                         {"list", "gpu_of_each_server", "block"}, kPlacementDoc);
+  e.gpu = static_cast<int>(j.integer("gpu", e.gpu, 0, kMaxInt, "gpu_of_each_server: GPU index of replica 0"));
+  e.first = static_cast<int>(j.integer("first", e.first, 0, kMaxInt, "block: first GPU of replica 0"));
+  e.ranks = static_cast<int>(j.integer("ranks", e.ranks, 1, kMaxInt, "block: ranks per job"));
+  e.iterations = static_cast<int>(j.integer("iterations", e.iterations, 1, 1 << 20, "times the op list runs"));
+  e.start = j.time("start", e.start, "start time");
+  if (j.describing()) {
+    Section o = j.describe_child("ops[i]");
+    OpSpec op;
+    load_op(o, op, "", tree_chunk);
+    return e;
+  }
+  auto ops = j.tables("ops", "operations");
+  if (ops.empty()) j.fail("ops", fmt::format("at least one [[workload.jobs.ops]] (job '{}')", e.name));
+  for (auto& o : ops) {
+    OpSpec op;
+    load_op(o, op, e.name, tree_chunk);
+    o.finish();
+    e.ops.push_back(op);
+  }
+  if (e.placement == "list" && e.gpus.empty()) {
+    j.fail("gpus", fmt::format("a non-empty GPU list (job '{}' is empty)", e.name));
+  }
+  if (e.placement != "list" && !e.gpus.empty()) {
+    j.fail("gpus", fmt::format("no GPU list with placement = \"{}\" (job '{}')", e.placement, e.name));
+  }
+  if (e.placement == "list" && e.count > 1) {
+    j.fail("count", fmt::format("1 with an explicit GPU list (job '{}'); use placement = "
+                                "\"gpu_of_each_server\" or \"block\" for replicas", e.name));
+  }
+  return e;
+}
+
+// The GPUs of replica `k` of entry `e`.
+std::vector<uint32_t> place_replica(Section& j, const JobEntry& e, int k, const HostShape& topo,
+                                    const std::string& job) {
+  std::vector<uint32_t> gpus;
+  if (e.placement == "list") {
+    for (auto g : e.gpus) gpus.push_back(static_cast<uint32_t>(g));
+  } else if (e.placement == "gpu_of_each_server") {
+    if (topo.servers == 0) {
+      j.fail("placement", fmt::format("\"list\" or \"block\" on this topology (job '{}': it "
+                                      "has no servers)", e.name));
+    }
+    const int g = e.gpu + k;
+    if (g >= topo.gpus_per_server) {
+      j.fail("gpu", fmt::format("a GPU index below topology.gpus_per_server = {} (job '{}' replica "
+                                "{} needs GPU {})", topo.gpus_per_server, job, k, g));
+    }
+    for (int srv = 0; srv < topo.servers; ++srv) {
+      gpus.push_back(static_cast<uint32_t>(srv * topo.gpus_per_server + g));
+    }
+  } else {
+    for (int r = 0; r < e.ranks; ++r) gpus.push_back(static_cast<uint32_t>(e.first + k * e.ranks + r));
+  }
+  return gpus;
+}
+
+// A replica's GPUs exist and are distinct, and its sendrecv ops name two of its ranks.
+void check_replica(Section& j, const JobEntry& e, const JobSpec& job, int hosts) {
+  std::vector<bool> used(static_cast<size_t>(hosts), false);
+  for (auto g : job.gpus) {
+    if (g >= static_cast<uint32_t>(hosts)) {
+      j.fail(e.placement == "list" ? "gpus" : "placement",
+             fmt::format("GPUs below the topology's {} (job '{}' maps a rank to GPU {}, which "
+                         "does not exist)", hosts, job.name, g));
+    }
+    if (used[g]) {
+      j.fail("gpus", fmt::format("distinct GPUs (job '{}' maps two ranks to GPU {})", job.name, g));
+    }
+    used[g] = true;
+  }
+  if (job.gpus.size() < 2) {
+    j.fail("gpus", fmt::format("at least 2 ranks (job '{}' has {})", job.name, job.gpus.size()));
+  }
+  for (const auto& op : e.ops) {
+    const bool sendrecv = op.collective == Collective::kSendRecv || op.sweep_collective;
+    const bool bad = op.options.send_rank >= job.gpus.size() ||
+                     op.options.recv_rank >= job.gpus.size() ||
+                     op.options.send_rank == op.options.recv_rank;
+    if (!op.compute && sendrecv && bad) {
+      j.fail("ops", fmt::format("sendrecv ranks that differ and are below {} (job '{}')",
+                                job.gpus.size(), job.name));
+    }
+  }
+}
+
 void load_jobs(Section& s, JobsConfig& w, const HostShape& topo) {
   const Time step_latency = s.time("step_latency", Time(),
                                    "software latency before each transfer of a collective step");
@@ -165,112 +279,27 @@ void load_jobs(Section& s, JobsConfig& w, const HostShape& topo) {
   auto list = s.tables("jobs", "the jobs: [[workload.jobs]] with [[workload.jobs.ops]]");
   if (s.describing()) {
     Section j = s.describe_child("jobs[i]");
-    j.text("name", "job", "job name (with count > 1: name0, name1, ...)");
-    j.integer("count", 1, 1, 4096, "replicas of this job; replica k shifts its placement by k");
-    j.integers("gpus", {}, 0, kMaxInt, "explicit rank -> GPU (host id) list");
-    j.choice("placement", "list", {"list", "gpu_of_each_server", "block"},
-             "list: `gpus`; gpu_of_each_server: GPU `gpu` + k of every server (seed 002: job k "
-             "= GPU k of each server); block: `ranks` consecutive GPUs from `first` + k x ranks");
-    j.integer("gpu", 0, 0, kMaxInt, "gpu_of_each_server: GPU index of replica 0");
-    j.integer("first", 0, 0, kMaxInt, "block: first GPU of replica 0");
-    j.integer("ranks", 2, 1, kMaxInt, "block: ranks per job");
-    j.integer("iterations", 1, 1, 1 << 20, "times the op list runs");
-    j.time("start", Time(), "start time");
-    Section o = j.describe_child("ops[i]");
-    OpSpec op;
-    load_op(o, op, "", tree_chunk);
+    read_job(j, 0, tree_chunk);
     return;
   }
-  const int hosts = topo.hosts;
   if (list.empty()) s.fail("jobs", "at least one [[workload.jobs]] entry");
   for (size_t i = 0; i < list.size(); ++i) {
     Section& j = list[i];
-    const std::string name = j.text("name", fmt::format("job{}", i), "job name");
-    const int count = static_cast<int>(j.integer("count", 1, 1, 4096, "replicas"));
-    const auto explicit_gpus = j.integers("gpus", {}, 0, kMaxInt, "rank -> GPU list");
-    const std::string placement =
-        j.choice("placement", explicit_gpus.empty() && !j.has("gpus") ? "gpu_of_each_server" : "list",
-                 {"list", "gpu_of_each_server", "block"}, "placement");
-    const int gpu = static_cast<int>(j.integer("gpu", 0, 0, kMaxInt, "GPU index"));
-    const int first = static_cast<int>(j.integer("first", 0, 0, kMaxInt, "first GPU"));
-    const int ranks = static_cast<int>(j.integer("ranks", 2, 1, kMaxInt, "ranks per job"));
-    const int iterations = static_cast<int>(j.integer("iterations", 1, 1, 1 << 20, "iterations"));
-    const Time start = j.time("start", Time(), "start time");
-    auto ops = j.tables("ops", "operations");
-    if (ops.empty()) j.fail("ops", fmt::format("at least one [[workload.jobs.ops]] (job '{}')", name));
-    std::vector<OpSpec> specs;
-    for (auto& o : ops) {
-      OpSpec op;
-      load_op(o, op, name, tree_chunk);
-      o.finish();
-      specs.push_back(op);
-    }
-    if (placement == "list" && explicit_gpus.empty()) {
-      j.fail("gpus", fmt::format("a non-empty GPU list (job '{}' is empty)", name));
-    }
-    if (placement != "list" && !explicit_gpus.empty()) {
-      j.fail("gpus", fmt::format("no GPU list with placement = \"{}\" (job '{}')", placement, name));
-    }
-    for (int k = 0; k < count; ++k) {
+    const JobEntry e = read_job(j, i, tree_chunk);
+    for (int k = 0; k < e.count; ++k) {
       JobSpec job;
-      job.name = count > 1 ? fmt::format("{}{}", name, k) : name;
-      if (placement == "list") {
-        if (count > 1) {
-          j.fail("count", fmt::format("1 with an explicit GPU list (job '{}'); use placement = "
-                                      "\"gpu_of_each_server\" or \"block\" for replicas", name));
-        }
-        for (auto g : explicit_gpus) job.gpus.push_back(static_cast<uint32_t>(g));
-      } else if (placement == "gpu_of_each_server") {
-        if (topo.servers == 0) {
-          j.fail("placement", fmt::format("\"list\" or \"block\" on this topology (job '{}': "
-                                          "it has no servers)", name));
-        }
-        const int g = gpu + k;
-        if (g >= topo.gpus_per_server) {
-          j.fail("gpu", fmt::format("a GPU index below topology.gpus_per_server = {} (job '{}' "
-                                    "replica {} needs GPU {})",
-                                    topo.gpus_per_server, job.name, k, g));
-        }
-        for (int srv = 0; srv < topo.servers; ++srv) {
-          job.gpus.push_back(static_cast<uint32_t>(srv * topo.gpus_per_server + g));
-        }
-      } else {
-        for (int r = 0; r < ranks; ++r) job.gpus.push_back(static_cast<uint32_t>(first + k * ranks + r));
-      }
-      std::vector<bool> used(static_cast<size_t>(hosts), false);
-      for (auto g : job.gpus) {
-        if (g >= static_cast<uint32_t>(hosts)) {
-          j.fail(placement == "list" ? "gpus" : "placement",
-                 fmt::format("GPUs below the topology's {} (job '{}' maps a rank to GPU {}, which "
-                             "does not exist)", hosts, job.name, g));
-        }
-        if (used[g]) {
-          j.fail("gpus", fmt::format("distinct GPUs (job '{}' maps two ranks to GPU {})", job.name, g));
-        }
-        used[g] = true;
-      }
-      if (job.gpus.size() < 2) {
-        j.fail("gpus", fmt::format("at least 2 ranks (job '{}' has {})", job.name, job.gpus.size()));
-      }
-      for (const auto& op : specs) {
-        if (!op.compute && (op.options.send_rank >= job.gpus.size() ||
-                            op.options.recv_rank >= job.gpus.size() ||
-                            op.options.send_rank == op.options.recv_rank) &&
-            (op.collective == Collective::kSendRecv || op.sweep_collective)) {
-          j.fail("ops", fmt::format("sendrecv ranks that differ and are below {} (job '{}')",
-                                    job.gpus.size(), job.name));
-        }
-      }
-      job.ops = specs;
-      job.iterations = iterations;
-      job.start = start;
+      job.name = e.count > 1 ? fmt::format("{}{}", e.name, k) : e.name;
+      job.gpus = place_replica(j, e, k, topo, job.name);
+      check_replica(j, e, job, topo.hosts);
+      job.ops = e.ops;
+      job.iterations = e.iterations;
+      job.start = e.start;
       job.step_latency = step_latency;
       w.jobs.push_back(std::move(job));
     }
     j.finish();
   }
 }
-
 
 class JobsKind final : public WorkloadKind {
  public:
