@@ -230,6 +230,15 @@ void GseFabric::add_stats(nlohmann::ordered_json& j, Time now) const {
               {"reorder_mean_bytes_per_gsp", static_cast<double>(mean_bytes / gsps)}};
 }
 
+void GseFabric::add_rows(const nlohmann::ordered_json& stats,
+                         std::vector<std::pair<std::string, std::string>>& rows) const {
+  const auto& g = stats["gse"];
+  rows.emplace_back("gse containers", std::to_string(g["containers"].get<uint64_t>()));
+  rows.emplace_back("gse reorder held", std::to_string(g["reorder_held"].get<uint64_t>()));
+  rows.emplace_back("gse reorder timeouts", std::to_string(g["reorder_timeouts"].get<uint64_t>()));
+  rows.emplace_back("gse reorder peak (B)", std::to_string(g["reorder_peak_bytes"].get<int64_t>()));
+}
+
 void GseFabric::add_fault_stats(nlohmann::ordered_json& j) const {
   const auto& g = gsos_->stats();
   j["gsos"] = {{"notices", g.notices},

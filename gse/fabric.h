@@ -22,6 +22,8 @@ class GseFabric : public FabricInstance {
   FaultListener* fault_listener() override { return gsos_.get(); }
   void start() override;
   void add_stats(nlohmann::ordered_json& j, Time now) const override;
+  void add_rows(const nlohmann::ordered_json& stats,
+                std::vector<std::pair<std::string, std::string>>& rows) const override;
   void add_fault_stats(nlohmann::ordered_json& j) const override;
   void add_cable_stats(nlohmann::ordered_json& entry, uint32_t cable, Time first) const override;
 

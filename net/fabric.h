@@ -6,7 +6,10 @@
 
 #include <cstdint>      // seeds
 #include <memory>       // unique_ptr
+#include <string>       // table rows
 #include <string_view>  // names
+#include <utility>      // pair
+#include <vector>       // table rows
 
 #include <nlohmann/json.hpp>  // statistics
 
@@ -40,6 +43,9 @@ class FabricInstance {
   virtual void start() {}
   /// Adds the fabric's figures to summary.json "fabric".
   virtual void add_stats(nlohmann::ordered_json& /*j*/, Time /*now*/) const {}
+  /// Rows (name, value) for the summary table, from its figures in summary.json "fabric".
+  virtual void add_rows(const nlohmann::ordered_json& /*stats*/,
+                        std::vector<std::pair<std::string, std::string>>& /*rows*/) const {}
   /// Adds to the "faults" block (once) and to one failed cable's entry.
   virtual void add_fault_stats(nlohmann::ordered_json& /*j*/) const {}
   virtual void add_cable_stats(nlohmann::ordered_json& /*entry*/, uint32_t /*cable*/,

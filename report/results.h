@@ -42,6 +42,7 @@ struct RunResult {
   uint64_t seed = 0;
   nlohmann::ordered_json scenario;  // effective scenario
   nlohmann::ordered_json topology;  // the topology contract's summary block
+  std::vector<std::pair<std::string, std::string>> fabric_rows;  // the fabric's table rows
   std::string topology_line;        // e.g. "leaf_spine (32 hosts, 4 leaves, ...)"
   int hosts = 0;
   Time end_time;           // simulated time when the run ended

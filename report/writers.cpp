@@ -4,7 +4,8 @@
 #include <fmt/format.h>  // tables and CSV
 
 #include <filesystem>  // create_directories
-#include <fstream>     // files
+#include <fstream>
+#include <functional>  // table rows (not a hot path)     // files
 #include <stdexcept>   // runtime_error
 
 #include "core/stats.h"
@@ -77,6 +78,52 @@ JobsSummary summarize_jobs(const RunResult& r) {
   return s;
 }
 
+namespace {
+
+// One job's entry of summary.json: its times, per-iteration times and every op.
+nlohmann::ordered_json job_json(const JobResult& job) {
+  nlohmann::ordered_json o = {{"name", job.name},
+                              {"ranks", job.ranks},
+                              {"done", job.done},
+                              {"first_send_ps", job.first_send.ps()},
+                              {"end_ps", job.end.ps()},
+                              {"jct_ps", job.jct().ps()}};
+  auto iters = nlohmann::ordered_json::array();
+  for (auto t : job.iteration_times) iters.push_back(t.ps());
+  o["iteration_ps"] = iters;
+  auto ops = nlohmann::ordered_json::array();
+  for (const auto& op : job.ops) {
+    nlohmann::ordered_json e = {{"iteration", op.iteration},
+                                {"index", op.index},
+                                {"type", op.compute ? "compute" : collective_name(op.collective)},
+                                {"bytes", op.bytes},
+                                {"start_ps", op.start.ps()},
+                                {"end_ps", op.end.ps()},
+                                {"jct_ps", op.jct().ps()}};
+    if (!op.compute && op.jct() > Time()) {
+      const double algbw = static_cast<double>(op.bytes) / op.jct().sec_f() * 1e-9;
+      e["algbw_GBps"] = algbw;
+      e["busbw_GBps"] = algbw * bus_factor(op.collective, job.ranks);
+    }
+    ops.push_back(e);
+  }
+  o["ops"] = ops;
+  return o;
+}
+
+// The ports with pauses, drops or marks.
+nlohmann::ordered_json ports_json(const RunResult& r) {
+  auto ports = nlohmann::ordered_json::array();
+  for (const auto& p : r.ports) {
+    ports.push_back({{"node", p.node}, {"port", p.port}, {"tx_bytes", p.tx_bytes},
+                     {"drops", p.drops}, {"ecn_marks", p.ecn_marks}, {"pfc_sent", p.pfc_sent},
+                     {"paused_ps", p.paused.ps()}});
+  }
+  return ports;
+}
+
+}  // namespace
+
 nlohmann::ordered_json summary_json(const RunResult& r) {
   nlohmann::ordered_json j;
   j["name"] = r.name;
@@ -119,48 +166,14 @@ nlohmann::ordered_json summary_json(const RunResult& r) {
                          {"algbw_GBps", js.algbw_gbs},
                          {"busbw_GBps", js.busbw_gbs}};
     auto jobs = nlohmann::ordered_json::array();
-    for (const auto& job : r.jobs) {
-      nlohmann::ordered_json o = {{"name", job.name},
-                                  {"ranks", job.ranks},
-                                  {"done", job.done},
-                                  {"first_send_ps", job.first_send.ps()},
-                                  {"end_ps", job.end.ps()},
-                                  {"jct_ps", job.jct().ps()}};
-      auto iters = nlohmann::ordered_json::array();
-      for (auto t : job.iteration_times) iters.push_back(t.ps());
-      o["iteration_ps"] = iters;
-      auto ops = nlohmann::ordered_json::array();
-      for (const auto& op : job.ops) {
-        nlohmann::ordered_json e = {{"iteration", op.iteration},
-                                    {"index", op.index},
-                                    {"type", op.compute ? "compute" : collective_name(op.collective)},
-                                    {"bytes", op.bytes},
-                                    {"start_ps", op.start.ps()},
-                                    {"end_ps", op.end.ps()},
-                                    {"jct_ps", op.jct().ps()}};
-        if (!op.compute && op.jct() > Time()) {
-          const double algbw = static_cast<double>(op.bytes) / op.jct().sec_f() * 1e-9;
-          e["algbw_GBps"] = algbw;
-          e["busbw_GBps"] = algbw * bus_factor(op.collective, job.ranks);
-        }
-        ops.push_back(e);
-      }
-      o["ops"] = ops;
-      jobs.push_back(o);
-    }
+    for (const auto& job : r.jobs) jobs.push_back(job_json(job));
     j["jobs"] = jobs;
   }
   j["fabric"] = r.fabric;
   nlohmann::ordered_json tr = {{"kind", r.transport_kind}};
   for (const auto& [k, v] : r.transport_counters) tr[k] = v;
   j["transport"] = tr;
-  auto ports = nlohmann::ordered_json::array();
-  for (const auto& p : r.ports) {
-    ports.push_back({{"node", p.node}, {"port", p.port}, {"tx_bytes", p.tx_bytes},
-                     {"drops", p.drops}, {"ecn_marks", p.ecn_marks}, {"pfc_sent", p.pfc_sent},
-                     {"paused_ps", p.paused.ps()}});
-  }
-  j["ports"] = ports;
+  j["ports"] = ports_json(r);
   return j;
 }
 
@@ -215,6 +228,56 @@ namespace {
 std::string us(Time t) { return fmt::format("{:.3f}", t.us_f()); }
 }  // namespace
 
+namespace {
+
+using Row = std::function<void(const std::string&, const std::string&)>;
+
+// Losses by cause and each failed cable's last use, when anything was lost or failed.
+void fault_rows(const nlohmann::ordered_json& f, const Row& row) {
+  const bool any = f.contains("cables") || f["lost_to_errors_frames"].get<uint64_t>() > 0 ||
+                   f["lost_to_faults_frames"].get<uint64_t>() > 0;
+  if (!any) return;
+  row("lost to faults (frames)", fmt::format("{}", f["lost_to_faults_frames"].get<uint64_t>()));
+  row("lost to bit errors (frames)", fmt::format("{}", f["lost_to_errors_frames"].get<uint64_t>()));
+  row("congestion drops (frames)", fmt::format("{}", f["congestion_drops_frames"].get<uint64_t>()));
+  row("retransmitted (bytes)", fmt::format("{}", f["retransmitted_bytes"].get<uint64_t>()));
+  if (!f.contains("cables")) return;
+  for (const auto& c : f["cables"]) {
+    row(c["link"].get<std::string>() + " last use (us)",
+        fmt::format("{:.3f}", c["last_use_after_fault_us"].get<double>()));
+  }
+}
+
+// One line per job: JCT and the bandwidths of its first collective.
+std::string jobs_table(const RunResult& r) {
+  const auto js = summarize_jobs(r);
+  std::string out = fmt::format("\n{:<12}{:>6}{:>16}{:>14}{:>14}\n", "job", "ranks", "JCT (us)",
+                                "algbw (GB/s)", "busbw (GB/s)");
+  out += fmt::format("{:-<62}\n", "");
+  for (const auto& job : r.jobs) {
+    int collectives = 0;
+    const OpResult* first = nullptr;
+    for (const auto& op : job.ops) {
+      if (!op.compute && collectives++ == 0) first = &op;
+    }
+    std::string alg = "-";
+    std::string bus = "-";
+    if (first != nullptr && job.done && job.jct() > Time()) {
+      const double a = static_cast<double>(first->bytes) * collectives / job.jct().sec_f() * 1e-9;
+      alg = fmt::format("{:.2f}", a);
+      bus = fmt::format("{:.2f}", a * bus_factor(first->collective, job.ranks));
+    }
+    out += fmt::format("{:<12}{:>6}{:>16}{:>14}{:>14}\n", job.name, job.ranks,
+                       job.done ? us(job.jct()) : "not done", alg, bus);
+  }
+  out += fmt::format("{:-<62}\n", "");
+  out += fmt::format("max JCT {} us, mean JCT {} us over {} jobs{}\n", us(js.max_jct),
+                     us(js.mean_jct), js.jobs, js.all_done ? "" : " (not all done)");
+  return out;
+}
+
+}  // namespace
+
 std::string summary_table(const RunResult& r) {
   const auto s = summarize_fct(r);
   std::string out;
@@ -222,7 +285,7 @@ std::string summary_table(const RunResult& r) {
                      r.transport_kind, r.topology_line);
   out += fmt::format("{:<28}{:>16}\n", "metric", "value");
   out += fmt::format("{:-<44}\n", "");
-  auto row = [&out](const std::string& k, const std::string& v) {
+  const Row row = [&out](const std::string& k, const std::string& v) {
     out += fmt::format("{:<28}{:>16}\n", k, v);
   };
   row("flows completed", fmt::format("{}/{}", s.completed, s.flows));
@@ -248,55 +311,9 @@ std::string summary_table(const RunResult& r) {
   if (r.fabric.contains("misorder")) {
     row("misordered pairs (%)", fmt::format("{:.3f}", 100 * r.fabric["misorder"]["fraction"].get<double>()));
   }
-  if (r.fabric.contains("gse")) {
-    const auto& g = r.fabric["gse"];
-    row("gse containers", fmt::format("{}", g["containers"].get<uint64_t>()));
-    row("gse reorder held", fmt::format("{}", g["reorder_held"].get<uint64_t>()));
-    row("gse reorder timeouts", fmt::format("{}", g["reorder_timeouts"].get<uint64_t>()));
-    row("gse reorder peak (B)", fmt::format("{}", g["reorder_peak_bytes"].get<int64_t>()));
-  }
-  if (r.fabric.contains("faults")) {
-    const auto& f = r.fabric["faults"];
-    const bool any = f.contains("cables") || f["lost_to_errors_frames"].get<uint64_t>() > 0 ||
-                     f["lost_to_faults_frames"].get<uint64_t>() > 0;
-    if (any) {
-      row("lost to faults (frames)", fmt::format("{}", f["lost_to_faults_frames"].get<uint64_t>()));
-      row("lost to bit errors (frames)", fmt::format("{}", f["lost_to_errors_frames"].get<uint64_t>()));
-      row("congestion drops (frames)", fmt::format("{}", f["congestion_drops_frames"].get<uint64_t>()));
-      row("retransmitted (bytes)", fmt::format("{}", f["retransmitted_bytes"].get<uint64_t>()));
-      if (f.contains("cables")) {
-        for (const auto& c : f["cables"]) {
-          row(c["link"].get<std::string>() + " last use (us)",
-              fmt::format("{:.3f}", c["last_use_after_fault_us"].get<double>()));
-        }
-      }
-    }
-  }
-  if (!r.jobs.empty()) {
-    const auto js = summarize_jobs(r);
-    out += fmt::format("\n{:<12}{:>6}{:>16}{:>14}{:>14}\n", "job", "ranks", "JCT (us)", "algbw (GB/s)",
-                       "busbw (GB/s)");
-    out += fmt::format("{:-<62}\n", "");
-    for (const auto& job : r.jobs) {
-      int collectives = 0;
-      const OpResult* first = nullptr;
-      for (const auto& op : job.ops) {
-        if (!op.compute && collectives++ == 0) first = &op;
-      }
-      std::string alg = "-";
-      std::string bus = "-";
-      if (first != nullptr && job.done && job.jct() > Time()) {
-        const double a = static_cast<double>(first->bytes) * collectives / job.jct().sec_f() * 1e-9;
-        alg = fmt::format("{:.2f}", a);
-        bus = fmt::format("{:.2f}", a * bus_factor(first->collective, job.ranks));
-      }
-      out += fmt::format("{:<12}{:>6}{:>16}{:>14}{:>14}\n", job.name, job.ranks,
-                         job.done ? us(job.jct()) : "not done", alg, bus);
-    }
-    out += fmt::format("{:-<62}\n", "");
-    out += fmt::format("max JCT {} us, mean JCT {} us over {} jobs{}\n", us(js.max_jct),
-                       us(js.mean_jct), js.jobs, js.all_done ? "" : " (not all done)");
-  }
+  for (const auto& [k, v] : r.fabric_rows) row(k, v);
+  if (r.fabric.contains("faults")) fault_rows(r.fabric["faults"], row);
+  if (!r.jobs.empty()) out += jobs_table(r);
   return out;
 }
 

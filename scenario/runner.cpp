@@ -233,6 +233,7 @@ RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
   r.transport_kind = cfg_.transport.name();
   r.fabric = fabric_stats();
   r.fabric["faults"] = fault_stats();
+  fabric_->add_rows(r.fabric, r.fabric_rows);
   r.transport_counters = transport_->counters();
 
   net_.finish();
