@@ -132,29 +132,28 @@ int plot_command(const std::vector<std::string>& dirs, const std::string& out, b
   return rc == 0 ? 0 : 1;
 }
 
+// FILE or FILE@key=value@key=value: the scenario with `sets`, then its own overrides.
+ScenarioConfig load_compare_arg(const std::string& arg, const std::vector<std::string>& sets) {
+  std::vector<std::string> own = sets;
+  const auto at = arg.find('@');
+  if (at == std::string::npos) return load_scenario(arg, own);
+  size_t start = at + 1;
+  for (;;) {
+    const auto next = arg.find('@', start);
+    own.push_back(arg.substr(start, next == std::string::npos ? std::string::npos : next - start));
+    if (next == std::string::npos) break;
+    start = next + 1;
+  }
+  return load_scenario(arg.substr(0, at), own);
+}
+
 // Runs every scenario's sweep over the same seeds, prints the side-by-side table and writes
 // one results directory per scenario, compare.csv, compare.txt and the JCT-vs-size figure.
 int compare_command(const std::vector<std::string>& files, const std::vector<std::string>& sets,
                     const std::string& seeds_text, const std::string& out, unsigned threads,
                     bool plot) {
-  // FILE or FILE@key=value@key=value: overrides for that scenario only (after --set).
   std::vector<ScenarioConfig> cfgs;
-  for (const auto& arg : files) {
-    std::vector<std::string> own = sets;
-    std::string file = arg;
-    const auto at = arg.find('@');
-    if (at != std::string::npos) {
-      file = arg.substr(0, at);
-      size_t start = at + 1;
-      for (;;) {
-        const auto next = arg.find('@', start);
-        own.push_back(arg.substr(start, next == std::string::npos ? std::string::npos : next - start));
-        if (next == std::string::npos) break;
-        start = next + 1;
-      }
-    }
-    cfgs.push_back(load_scenario(file, own));
-  }
+  for (const auto& arg : files) cfgs.push_back(load_compare_arg(arg, sets));
   const std::vector<uint64_t> seeds =
       seeds_text.empty() ? std::vector<uint64_t>{} : parse_seeds(seeds_text, "--seeds");
   std::vector<CompareColumn> cols;
@@ -223,82 +222,95 @@ int run_command(const std::string& file, const std::vector<std::string>& sets,
   return 0;
 }
 
-}  // namespace
-}  // namespace fabsim
-
-int main(int argc, char** argv) {
-  using namespace fabsim;
-  CLI::App app{"fabsim: packet-level simulator of AI-datacenter scale-out networks"};
-  app.require_subcommand(1);
-
+// The options of every subcommand, filled by CLI11.
+struct Options {
   std::string file;
   std::vector<std::string> sets;
   std::string out;
   uint64_t seed = 0;
-  auto* run = app.add_subcommand("run", "run a scenario and print its summary table");
-  run->add_option("scenario", file, "scenario TOML file")->required();
-  run->add_option("--set", sets, "override a key: --set network.ecn.kmin=10KB (repeatable)");
-  run->add_option("--out", out, "directory for summary.json, flows.csv and trace.csv");
-  auto* seed_opt = run->add_option("--seed", seed, "RNG seed (overrides simulation.seed)");
   unsigned threads = 0;
-  run->add_option("--threads", threads, "sweep cases run at once (0 = one per core)");
+  std::vector<std::string> files;  // plot: result dirs; compare: scenarios
+  std::string seeds;               // compare
+  bool no_plot = false;            // compare
+};
 
-  std::string vfile;
-  std::vector<std::string> vsets;
-  auto* validate = app.add_subcommand("validate", "check a scenario without running it");
-  validate->add_option("scenario", vfile, "scenario TOML file")->required();
-  validate->add_option("--set", vsets, "override a key (repeatable)");
+struct Subcommands {
+  CLI::App* run;
+  CLI::Option* seed;
+  CLI::App* validate;
+  CLI::App* list;
+  CLI::App* plot;
+  CLI::App* compare;
+};
 
-  auto* list = app.add_subcommand("list", "topologies, transports, policies and parameters");
+Subcommands declare(CLI::App& app, Options& o) {
+  Subcommands c{};
+  c.run = app.add_subcommand("run", "run a scenario and print its summary table");
+  c.run->add_option("scenario", o.file, "scenario TOML file")->required();
+  c.run->add_option("--set", o.sets, "override a key: --set network.ecn.kmin=10KB (repeatable)");
+  c.run->add_option("--out", o.out, "directory for summary.json, flows.csv and trace.csv");
+  c.seed = c.run->add_option("--seed", o.seed, "RNG seed (overrides simulation.seed)");
+  c.run->add_option("--threads", o.threads, "sweep cases run at once (0 = one per core)");
+  c.validate = app.add_subcommand("validate", "check a scenario without running it");
+  c.validate->add_option("scenario", o.file, "scenario TOML file")->required();
+  c.validate->add_option("--set", o.sets, "override a key (repeatable)");
+  c.list = app.add_subcommand("list", "every kind of every family and every parameter");
+  c.plot = app.add_subcommand("plot", "draw JCT vs size, FCT CDF and time series (PNG, SVG)");
+  c.plot->add_option("results", o.files, "result directories written by run --out")->required();
+  c.plot->add_option("--out", o.out, "where to write the figures (default FIRST_DIR/plots)");
+  c.compare = app.add_subcommand("compare", "run scenarios on the same cases and print their "
+                                            "JCTs side by side, with ratios to the first");
+  c.compare->add_option("scenarios", o.files, "scenario files, the first the baseline; "
+                                              "FILE@key=value@... overrides keys of that one only")
+      ->required()
+      ->expected(2, 16);
+  c.compare->add_option("--set", o.sets, "override a key in every scenario (repeatable)");
+  c.compare->add_option("--seeds", o.seeds, "seeds for every scenario: FIRST-LAST or A,B,C "
+                                            "(default: each scenario's sweep.seeds)");
+  c.compare->add_option("--out", o.out, "directory for compare.csv, compare.txt, the figure and "
+                                        "each scenario's results");
+  c.compare->add_option("--threads", o.threads, "cases run at once (0 = one per core)");
+  c.compare->add_flag("--no-plot", o.no_plot, "do not draw the JCT-vs-size figure");
+  return c;
+}
 
-  std::vector<std::string> plot_dirs;
-  std::string plot_out;
-  auto* plot = app.add_subcommand("plot", "draw JCT vs size, FCT CDF and time series (PNG, SVG)");
-  plot->add_option("results", plot_dirs, "result directories written by run --out")->required();
-  plot->add_option("--out", plot_out, "where to write the figures (default FIRST_DIR/plots)");
+int dispatch(const Subcommands& c, const Options& o) {
+  if (c.run->parsed()) {
+    return run_command(o.file, o.sets, o.out, c.seed->count() > 0 ? &o.seed : nullptr, o.threads);
+  }
+  if (c.validate->parsed()) {
+    const auto cfg = load_scenario(o.file, o.sets);
+    fmt::print("{}: valid ({} hosts, transport {}, workload {})\n", o.file, cfg.topology.hosts(),
+               cfg.transport.name(), cfg.workload.name());
+    return 0;
+  }
+  if (c.list->parsed()) {
+    print_catalogue();
+    return 0;
+  }
+  if (c.plot->parsed()) return plot_command(o.files, o.out);
+  if (c.compare->parsed()) {
+    return compare_command(o.files, o.sets, o.seeds, o.out, o.threads, !o.no_plot);
+  }
+  return 0;
+}
 
-  std::vector<std::string> cmp_files;
-  std::vector<std::string> cmp_sets;
-  std::string cmp_seeds;
-  std::string cmp_out;
-  unsigned cmp_threads = 0;
-  bool cmp_no_plot = false;
-  auto* cmp = app.add_subcommand("compare",
-                                 "run scenarios on the same cases and print their JCTs side by side, "
-                                 "with ratios to the first");
-  cmp->add_option("scenarios", cmp_files, "scenario files, the first the baseline; FILE@key=value@... "
-                                         "overrides keys of that one only")->required()->expected(2, 16);
-  cmp->add_option("--set", cmp_sets, "override a key in every scenario (repeatable)");
-  cmp->add_option("--seeds", cmp_seeds, "seeds for every scenario: FIRST-LAST or A,B,C (default: each "
-                                        "scenario's sweep.seeds)");
-  cmp->add_option("--out", cmp_out, "directory for compare.csv, compare.txt, the figure and each "
-                                    "scenario's results");
-  cmp->add_option("--threads", cmp_threads, "cases run at once (0 = one per core)");
-  cmp->add_flag("--no-plot", cmp_no_plot, "do not draw the JCT-vs-size figure");
+}  // namespace
+}  // namespace fabsim
 
+int main(int argc, char** argv) {
+  CLI::App app{"fabsim: packet-level simulator of AI-datacenter scale-out networks"};
+  app.require_subcommand(1);
+  fabsim::Options options;
+  const fabsim::Subcommands commands = fabsim::declare(app, options);
   CLI11_PARSE(app, argc, argv);
   try {
-    if (run->parsed()) {
-      return run_command(file, sets, out, seed_opt->count() > 0 ? &seed : nullptr, threads);
-    }
-    if (validate->parsed()) {
-      const auto cfg = load_scenario(vfile, vsets);
-      fmt::print("{}: valid ({} hosts, transport {}, workload {})\n", vfile, cfg.topology.hosts(),
-                 cfg.transport.name(), cfg.workload.name());
-      return 0;
-    }
-    if (list->parsed()) {
-      print_catalogue();
-      return 0;
-    }
-    if (plot->parsed()) return plot_command(plot_dirs, plot_out);
-    if (cmp->parsed()) return compare_command(cmp_files, cmp_sets, cmp_seeds, cmp_out, cmp_threads, !cmp_no_plot);
-  } catch (const ConfigError& e) {
+    return fabsim::dispatch(commands, options);
+  } catch (const fabsim::ConfigError& e) {
     std::fprintf(stderr, "fabsim: error: %s\n", e.what());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fabsim: error: %s\n", e.what());
     return 1;
   }
-  return 0;
 }
