@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "helpers.h"
@@ -191,6 +192,86 @@ TEST(FatTree, K4SprayedPermutationRunsAtLineRate) {
               "us = %.2f frames (N = 200 and 800); %llu reordered arrivals at N = 800\n",
               worst.us_f(), static_cast<double>(worst.ps()) / static_cast<double>(s.ps()),
               static_cast<unsigned long long>(ooo));
+}
+
+// ---- k = 8: ToR oversubscription ---------------------------------------------------------------
+
+// Host i of ToR t (of 32) sends N frames to host i of ToR (t + 4 + i) mod 32: every flow leaves
+// its pod (pods are 4 consecutive ToRs), the 8 (or 4) hosts of a ToR send to as many different
+// ToRs, and every host receives exactly one flow.
+std::string pod_leaving_permutation(double tor_oversubscription, int64_t frames) {
+  const int per_tor = static_cast<int>(4 * tor_oversubscription);
+  std::string flows = R"(
+[routing]
+policy = "spray"
+[transport]
+kind = "datagram"
+[workload]
+kind = "flows"
+)";
+  for (int t = 0; t < 32; ++t) {
+    for (int i = 0; i < per_tor; ++i) {
+      flows += fmt::format("[[workload.flows]]\nsrc = {}\ndst = {}\nbytes = {}\n", t * per_tor + i,
+                           ((t + 4 + i) % 32) * per_tor + i, frames * 4096);
+    }
+  }
+  return fat_tree(8, tor_oversubscription, flows);
+}
+
+// Runs the pod-leaving permutation at N1 and N2 frames per flow and checks every flow against
+// FCT(N) = (m N + L - 1) s + 2 dH + (L - 2) dF with L = 6 links and m = 1 at line rate, 2 at
+// half of it: at least that, at most (k/2)(L - 2) = 16 frames more (sprayed streams merging at
+// the 4 switches after the source ToR), and (the rate) FCT(N2) - FCT(N1) = m (N2 - N1) s
+// within 2 %. Returns the mean goodput of a flow over N2 - N1 frames, in Gb/s.
+double check_pod_leaving(double tor_oversubscription, int m) {
+  constexpr int64_t kN1 = 100;
+  constexpr int64_t kN2 = 300;
+  const RunResult a = run_scenario(load_scenario_text(pod_leaving_permutation(tor_oversubscription, kN1), "ft.toml"));
+  const RunResult b = run_scenario(load_scenario_text(pod_leaving_permutation(tor_oversubscription, kN2), "ft.toml"));
+  const size_t flows = static_cast<size_t>(128 * tor_oversubscription);
+  for (const RunResult* r : {&a, &b}) {
+    EXPECT_TRUE(r->all_done);
+    EXPECT_EQ(r->flows.size(), flows);
+    EXPECT_EQ(r->totals.drops, 0U);
+    EXPECT_EQ(r->packets_live_at_end, 0U);
+  }
+  if (a.flows.size() != flows || b.flows.size() != flows) return 0;
+  const Time s = serialization_delay(kWire, 100_Gbps);
+  const Time slack = s * (4 * 4);
+  Time worst;
+  double slope = 0;
+  for (size_t i = 0; i < flows; ++i) {
+    for (const auto& [r, n] : {std::pair{&a, kN1}, std::pair{&b, kN2}}) {
+      const auto& f = r->flows[i];
+      EXPECT_EQ(f.delivered, n * 4096);
+      const Time expected = s * (m * n + 5) + 1_us * 2 + 500_ns * 4;
+      EXPECT_GE(f.fct(), expected) << "flow " << i << " N = " << n;
+      EXPECT_LE(f.fct(), expected + slack) << "flow " << i << " N = " << n;
+      worst = std::max(worst, f.fct() - expected);
+    }
+    const Time delta = b.flows[i].fct() - a.flows[i].fct();
+    EXPECT_NEAR(static_cast<double>(delta.ps()) / static_cast<double>((s * (m * (kN2 - kN1))).ps()), 1.0, 0.02)
+        << "flow " << i;
+    slope += static_cast<double>(delta.ps());
+  }
+  slope /= static_cast<double>(flows);
+  const double goodput = static_cast<double>((kN2 - kN1) * 4096 * 8) / (slope * 1e-12) / 1e9;
+  std::printf("[ figures ] k=8 fat tree, ToR %g:1, pod-leaving permutation: goodput per flow "
+              "%.3f Gb/s (closed form %.3f), worst FCT excess %.2f frames\n",
+              tor_oversubscription, goodput, 100.0 * 4096 / kWire / m,
+              static_cast<double>(worst.ps()) / static_cast<double>(s.ps()));
+  return goodput;
+}
+
+TEST(FatTree, K8TorOversubscribedTwoToOneHalvesThePodLeavingRate) {
+  // 8 hosts per ToR share its 4 uplinks: every flow gets half the NIC rate.
+  const double half = check_pod_leaving(2, 2);
+  EXPECT_NEAR(half / (50.0 * 4096 / kWire), 1.0, 0.02);
+}
+
+TEST(FatTree, K8NonOversubscribedControlRunsAtTheFullRate) {
+  const double full = check_pod_leaving(1, 1);
+  EXPECT_NEAR(full / (100.0 * 4096 / kWire), 1.0, 0.02);
 }
 
 }  // namespace
