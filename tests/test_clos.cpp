@@ -274,5 +274,91 @@ TEST(FatTree, K8NonOversubscribedControlRunsAtTheFullRate) {
   EXPECT_NEAR(full / (100.0 * 4096 / kWire), 1.0, 0.02);
 }
 
+// ---- rail-optimized two tiers -------------------------------------------------------------------
+
+// 4 servers x 4 GPUs: GPU g of every server on rail switch g (host s x 4 + g), 2 spines at 400G.
+std::string rail_one_flow(uint32_t src, uint32_t dst, int64_t bytes) {
+  return fmt::format(R"(
+[topology]
+kind = "rail"
+servers = 4
+gpus_per_server = 4
+spines = 2
+nic_rate = "100Gbps"
+uplink_rate = "400Gbps"
+host_link_delay = "1us"
+fabric_link_delay = "500ns"
+[transport]
+kind = "datagram"
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = {}
+dst = {}
+bytes = {}
+)", src, dst, bytes);
+}
+
+// Data frames sent by every uplink port of the rails and every spine port.
+uint64_t fabric_data_frames(fabsim::Run& run, std::vector<uint64_t>* per_spine = nullptr) {
+  const auto& topo = run.topology();
+  uint64_t n = 0;
+  for (uint32_t t : topo.tors) {
+    for (uint16_t p : topo.uplink_ports(t)) n += run.network().sw(t).port(p).counters().tx_data_packets;
+  }
+  for (uint32_t sp : topo.top_tier()) {
+    uint64_t m = 0;
+    const Switch& sw = run.network().sw(sp);
+    for (size_t p = 0; p < sw.port_count(); ++p) m += sw.port(p).counters().tx_data_packets;
+    if (per_spine != nullptr) per_spine->push_back(m);
+    n += m;
+  }
+  return n;
+}
+
+TEST(Rail, SameRailTrafficTakesTwoHopsAndNoSpinePort) {
+  // s0g1 (host 1) to s2g1 (host 9): both on rail 1. One 1000 B packet: two host links,
+  // FCT = 2 s + 2 dH with s = 1082 B at 100G.
+  const auto cfg = load_scenario_text(rail_one_flow(1, 9, 1000), "rail.toml");
+  fabsim::Run run(cfg);
+  const auto& topo = run.topology();
+  EXPECT_EQ(topo.kind, "rail");
+  EXPECT_EQ(topo.tors.size(), 4U);
+  EXPECT_EQ(topo.top_tier().size(), 2U);
+  ASSERT_EQ(topo.tor_of_host[1], 1U);
+  ASSERT_EQ(topo.tor_of_host[9], 1U);
+  const uint32_t rail1 = topo.tors[1];
+  EXPECT_EQ(run.network().sw(rail1).routes_to(9), std::vector<uint16_t>{topo.host_port[9]});
+  std::vector<int> lengths;
+  EXPECT_EQ(count_paths(run.network(), topo, rail1, 9, 1, &lengths), 1);
+  EXPECT_EQ(lengths, std::vector<int>{2});
+  const RunResult r = run.execute();
+  ASSERT_TRUE(r.all_done);
+  const Time s = serialization_delay(1000 + kHdr, 100_Gbps);
+  EXPECT_EQ(r.flows[0].fct(), s * 2 + 1_us * 2);
+  EXPECT_EQ(fabric_data_frames(run), 0U);  // no rail uplink, no spine port carried it
+}
+
+TEST(Rail, CrossRailTrafficGoesThroughTheSpinesOverFourLinks) {
+  // s0g0 (host 0, rail 0) to s1g1 (host 5, rail 1): rail 0 - spine - rail 1, 4 links.
+  // FCT = 2 sH + 2 sF + 2 dH + 2 dF (sH at 100G, sF at 400G, 1082 B).
+  const auto cfg = load_scenario_text(rail_one_flow(0, 5, 1000), "rail.toml");
+  fabsim::Run run(cfg);
+  const auto& topo = run.topology();
+  const uint32_t rail0 = topo.tors[0];
+  EXPECT_EQ(run.network().sw(rail0).routes_to(5), topo.uplink_ports(rail0));
+  std::vector<int> lengths;
+  EXPECT_EQ(count_paths(run.network(), topo, rail0, 5, 1, &lengths), 2);  // one per spine
+  EXPECT_EQ(lengths, std::vector<int>(2, 4));
+  const RunResult r = run.execute();
+  ASSERT_TRUE(r.all_done);
+  const Time sh = serialization_delay(1000 + kHdr, 100_Gbps);
+  const Time sf = serialization_delay(1000 + kHdr, 400_Gbps);
+  EXPECT_EQ(r.flows[0].fct(), sh * 2 + sf * 2 + 1_us * 2 + 500_ns * 2);
+  std::vector<uint64_t> per_spine;
+  EXPECT_EQ(fabric_data_frames(run, &per_spine), 2U);  // one rail uplink, one spine port
+  EXPECT_EQ(per_spine[0] + per_spine[1], 1U);
+}
+
 }  // namespace
 }  // namespace fabsim
