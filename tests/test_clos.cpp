@@ -360,5 +360,234 @@ TEST(Rail, CrossRailTrafficGoesThroughTheSpinesOverFourLinks) {
   EXPECT_EQ(per_spine[0] + per_spine[1], 1U);
 }
 
+// ---- GSE on a k = 8 fat tree ------------------------------------------------------------------
+
+// Seed 002's GSE devices (scenarios/seed002-gse-2to1.toml) on a non-blocking k = 8 fat tree of
+// 128 hosts, all links 100G: PKTC, DGSQ, no PFC, no egress ECN, VOQ ECN driving the NICs'
+// DCQCN; RoCE NICs with 4 KiB payloads.
+std::string gse_fat_tree(const std::string& workload) {
+  return fmt::format(R"(
+[topology]
+kind = "fat_tree"
+k = 8
+nic_rate = "100Gbps"
+link_rate = "100Gbps"
+host_link_delay = "1us"
+fabric_link_delay = "1us"
+[network.pfc]
+enabled = false
+[network.ecn]
+enabled = false
+[transport]
+kind = "roce"
+payload = "4KiB"
+[transport.dcqcn]
+enabled = true
+preset = "paper"
+[fabric]
+kind = "gse"
+[fabric.gse]
+mode = "n2n"
+container = "16KiB"
+dgsq = true
+voq_ecn = true
+{}
+)", workload);
+}
+
+TEST(GseClos, Incast31To1IsLosslessWithoutPfcInTheFabric) {
+  // Hosts 1..31 (ToRs 0-7: pods 0 and 1) to host 0: 4 senders share host 0's ToR, 12 its pod.
+  constexpr int64_t kBytes = 1'000'000;
+  const RunResult r = run_scenario(load_scenario_text(gse_fat_tree(fmt::format(R"(
+[workload]
+kind = "incast"
+senders = 31
+receiver = 0
+bytes = {}
+)", kBytes)), "gse-ft.toml"));
+  ASSERT_TRUE(r.all_done);
+  EXPECT_EQ(r.packets_live_at_end, 0U);
+  EXPECT_EQ(r.totals.drops, 0U);
+  EXPECT_EQ(r.totals.pfc_frames, 0U);
+  EXPECT_EQ(r.fabric["pfc_in_fabric"].get<uint64_t>(), 0U);
+  EXPECT_EQ(r.fabric["dgsq"]["hold_drops"].get<uint64_t>(), 0U);
+  for (const auto& f : r.flows) EXPECT_EQ(f.delivered, kBytes);
+  // 31 x 1 MB = 31 x (244 full frames + one of 576 B payload) through host 0's 100G link.
+  const int64_t per_flow = 244 * kWire + 576 + kHdr;
+  const Time drain = serialization_delay(31 * per_flow, 100_Gbps);
+  const double goodput = 31.0 * kBytes * 8 / (r.end_time.ps() * 1e-12) / 1e9;
+  EXPECT_GE(r.end_time, drain);  // the receiver's link is the bottleneck
+  std::printf("[ figures ] GSE k=8 fat tree 31:1 incast of 1 MB: end %.1f us, wire bytes at line "
+              "rate %.1f us (x %.3f); goodput %.2f Gb/s of the NIC's 100 (payload at line rate "
+              "%.2f); VOQ ECN marks %llu\n",
+              r.end_time.us_f(), drain.us_f(),
+              static_cast<double>(r.end_time.ps()) / static_cast<double>(drain.ps()), goodput,
+              100.0 * 4096 / kWire,
+              static_cast<unsigned long long>(r.fabric["dgsq"]["ecn_marks"].get<uint64_t>()));
+}
+
+std::string alltoall_job(int ranks, int64_t bytes) {
+  return fmt::format(R"(
+[workload]
+kind = "jobs"
+[[workload.jobs]]
+name = "a2a"
+placement = "block"
+first = 0
+ranks = {}
+[[workload.jobs.ops]]
+type = "alltoall"
+bytes = {}
+)", ranks, bytes);
+}
+
+// The NIC bound of an AllToAll of S bytes over n ranks: each NIC sends n - 1 flows of S/n (k
+// frames, the last one short) and the ACKs of the n - 1 flows it receives, all at its line rate;
+// the last frame then crosses the 5 further store-and-forward hops of a path between pods, and
+// 2 host and 4 fabric link delays.
+Time alltoall_nic_bound(int n, int64_t S) {
+  const int64_t m = S / n;
+  const int64_t k = (m + 4095) / 4096;
+  const int64_t per_flow = k * kWire - (k * 4096 - m) + k * kAckWire;
+  return serialization_delay((n - 1) * per_flow, 100_Gbps) + serialization_delay(kWire, 100_Gbps) * 5 +
+         1_us * 6;
+}
+
+// DISABLED: fails, a finding for the GSE owners. Measured (32 ranks on pods 0-1, S = 4 MiB):
+// 717.0 us against the bound's 345.9 us (2.07x); 128 ranks: 3.56x. Cause 1 (gse/gse.cpp): the
+// source ToR picks uplink (c + O) mod 4 and the aggregation switch picks its core link
+// (c + O) mod 4 with the same per-stream offset O = splitmix64(src_gsp << 32 | dst), so every
+// container reaching agg j goes to its j-th core link: one core link of four per aggregation
+// switch carries all traffic leaving a pod (2.07 = 826G needed / 400G used, 3.56 likewise).
+// With the GSF rotating by the container's round instead, ((c + O) / n + O) mod n, it is
+// 410.3 us (+18.6 %), 352.9 us without DGSQ (+2.0 %). Cause 2 (gse/dgsq.cpp): the grant gate
+// (32 KiB) is below the request-grant loop's bandwidth-delay product on three tiers (~8 us x
+// 100G): a port that gates stops granting, drains to 32 KiB and then idles for the rest of the
+// loop; without the gate 378.2 us, without the gate and transit caps 365.5 us (+5.7 %: the
+// loop's start-up and tail). The bound is not weakened here.
+TEST(GseClos, DISABLED_AllToAllWithin3PercentOfTheNicBound) {
+  constexpr int kRanks = 32;
+  constexpr int64_t kS = int64_t{4} << 20;
+  const RunResult r = run_scenario(load_scenario_text(gse_fat_tree(alltoall_job(kRanks, kS)), "gse-ft.toml"));
+  ASSERT_EQ(r.jobs.size(), 1U);
+  ASSERT_TRUE(r.jobs[0].done);
+  EXPECT_EQ(r.totals.drops, 0U);
+  EXPECT_EQ(r.fabric["pfc_in_fabric"].get<uint64_t>(), 0U);
+  const Time bound = alltoall_nic_bound(kRanks, kS);
+  EXPECT_GE(r.jobs[0].jct(), bound - 1_us * 6);  // nothing beats the NICs
+  EXPECT_LE(static_cast<double>(r.jobs[0].jct().ps()), 1.03 * static_cast<double>(bound.ps()));
+  std::printf("[ figures ] GSE k=8 fat tree AllToAll, %d ranks, S = 4 MiB: JCT %.1f us, NIC bound "
+              "%.1f us (x %.3f)\n", kRanks, r.jobs[0].jct().us_f(), bound.us_f(),
+              static_cast<double>(r.jobs[0].jct().ps()) / static_cast<double>(bound.ps()));
+}
+
+// Pods 0 and 1 exchange 1 MB flows both ways (hosts 0-15 to 16-31 and back): agg0_0's core
+// links carry data in both directions when cable agg0_0-core0 fails at 50 us.
+std::string pod_exchange(const std::string& events) {
+  std::string w = "[workload]\nkind = \"flows\"\n";
+  for (int i = 0; i < 16; ++i) {
+    w += fmt::format("[[workload.flows]]\nsrc = {}\ndst = {}\nbytes = \"1MB\"\n", i, 16 + (i + 5) % 16);
+    w += fmt::format("[[workload.flows]]\nsrc = {}\ndst = {}\nbytes = \"1MB\"\n", 16 + i, (i + 3) % 16);
+  }
+  return gse_fat_tree(w + events);
+}
+
+const char* kAggCoreDown = R"(
+[[faults.events]]
+link = "agg0_0-core0"
+action = "down"
+at = "50us"
+)";
+
+TEST(GseClos, AFailedAggregationCoreLinkIsNoticedExcludedAndEveryByteDelivered) {
+  auto cfg = load_scenario_text(pod_exchange(kAggCoreDown), "gse-ft.toml");
+  fabsim::Run run(cfg);
+  const RunResult r = run.execute();
+  ASSERT_TRUE(r.all_done);
+  for (const auto& f : r.flows) EXPECT_EQ(f.delivered, f.spec.bytes) << f.spec.src << " -> " << f.spec.dst;
+  EXPECT_EQ(r.packets_live_at_end, 0U);
+  EXPECT_EQ(r.fabric["faults"]["congestion_drops_frames"].get<uint64_t>(), 0U);
+  const auto& topo = run.topology();
+  const auto cable = topo.find_cable("agg0_0-core0");
+  ASSERT_GE(cable, 0);
+  const auto ci = static_cast<uint32_t>(cable);
+  const Cable& c = topo.cables[ci];
+  EXPECT_EQ(topo.role[c.lower], SwitchRole::kAggregation);
+  EXPECT_EQ(topo.role[c.upper], SwitchRole::kSpine);
+  EXPECT_FALSE(c.alive());
+  EXPECT_GT(c.up->fault_counters().fault_frames + c.down->fault_counters().fault_frames, 0U);
+  // Both ends learn after `detect`, agg1_0 (one hop from core0) a notice hop later, and it
+  // stops offering core0 for pod 0 (core0's only way down to pod 0 is the dead cable) while
+  // core1-3 stay; pod 1's ToRs keep all 4 uplinks (every agg still reaches pod 0).
+  const auto& g = cfg.fabric.as<GseConfig>();
+  const Gsos& gs = *run.fabric_as<GseFabric>()->gsos();
+  const Time detected = 50_us + g.detect;
+  EXPECT_EQ(gs.known_at(c.lower, ci), detected);
+  EXPECT_EQ(gs.known_at(c.upper, ci), detected);
+  uint32_t agg1_0 = 0;
+  for (uint32_t s : topo.switches_in_tier(2)) {
+    if (topo.pod[s] == 1 && agg1_0 == 0) agg1_0 = s;
+  }
+  ASSERT_EQ(run.network().sw(agg1_0).name(), "agg1_0");
+  EXPECT_EQ(gs.known_at(agg1_0, ci), detected + g.notice_hop);
+  const auto up = topo.uplink_ports(agg1_0);
+  std::vector<uint16_t> out(up.size());
+  const uint32_t kept = gs.filter(agg1_0, 0, up.data(), static_cast<uint32_t>(up.size()), out.data());
+  ASSERT_EQ(kept, 3U);
+  for (uint32_t i = 0; i < kept; ++i) EXPECT_NE(peer(topo, agg1_0, out[i]), c.upper);
+  const uint32_t tor1_0 = topo.tors[4];
+  const auto tor_up = topo.uplink_ports(tor1_0);
+  EXPECT_EQ(gs.filter(tor1_0, 0, tor_up.data(), static_cast<uint32_t>(tor_up.size()), out.data()), 4U);
+}
+
+// DISABLED: fails, a finding (see the AllToAll test above for cause 1). The dead cable keeps
+// carrying data until 158.4 us (up) and 161.5 us (down) after a fault at 50 us: every container
+// leaving pod 0 through agg0_0 was queued on its one used core link (cause 1), ~1.35 MB, and
+// the queue drains onto the dead wire; 81 MB are retransmitted and the run ends at 1355 us
+// against 351 us clean. With the GSF rotating by container round instead (cause 1 fixed) the
+// clean run takes 125.2 us, the up direction stops at 51.8 us (within the bound), the down
+// direction at 55.0 us (0.4 us, one frame queued at core0, beyond it), and the faulty run
+// ends at 244.5 us, 119 us after the clean one (23 MB retransmitted by go-back-N after 56
+// frames lost with the cable): more than the reorder timeout allows.
+TEST(GseClos, DISABLED_ADeadAggregationCoreCableCarriesNoDataAfterTheNotice) {
+  auto cfg = load_scenario_text(pod_exchange(kAggCoreDown), "gse-ft.toml");
+  fabsim::Run run(cfg);
+  const RunResult r = run.execute();
+  ASSERT_TRUE(r.all_done);
+  const auto& topo = run.topology();
+  const Cable& c = topo.cables[static_cast<size_t>(topo.find_cable("agg0_0-core0"))];
+  const auto& g = cfg.fabric.as<GseConfig>();
+  const Time fault = 50_us;
+  // The lower end learns after `detect`; what it is sending goes out (a container and the
+  // frame in the serializer, at 100G). agg1_0, one notice hop from core0, keeps sending it
+  // containers for pod 0 until it learns; they reach core0 a link delay later.
+  const Time container = serialization_delay(g.container_bytes, 100_Gbps);
+  const Time frame = serialization_delay(kWire + g.header_bytes, 100_Gbps);
+  const Time last_up = c.up->fault_counters().last_data_tx;
+  const Time last_down = c.down->fault_counters().last_data_tx;
+  EXPECT_GE(last_up, fault - 5_us);  // in use up to the fault
+  EXPECT_GE(last_down, fault - 5_us);
+  EXPECT_LE(last_up, fault + g.detect + container + frame);
+  EXPECT_LE(last_down, fault + g.detect + g.notice_hop + 1_us + container + frame);
+  const RunResult clean = run_scenario(load_scenario_text(pod_exchange(""), "gse-ft.toml"));
+  ASSERT_TRUE(clean.all_done);
+  EXPECT_LT(r.end_time, clean.end_time + g.reorder_timeout);
+  std::printf("[ figures ] GSE k=8 agg0_0-core0 down at 50 us: last data up %.3f us, down %.3f "
+              "us; end %.1f us, clean %.1f us; fault frames %llu, retransmitted %llu B\n",
+              last_up.us_f(), last_down.us_f(), r.end_time.us_f(), clean.end_time.us_f(),
+              static_cast<unsigned long long>(c.up->fault_counters().fault_frames + c.down->fault_counters().fault_frames),
+              static_cast<unsigned long long>(r.fabric["faults"]["retransmitted_bytes"].get<uint64_t>()));
+}
+
+TEST(GseClos, SameFatTreeScenarioTwiceGivesIdenticalSummaries) {
+  // The fault run: GSOS notices, DGSQ grants, VOQ ECN with random marking, go-back-N.
+  auto once = [](const std::vector<std::string>& sets) {
+    return summary_json(run_scenario(load_scenario_text(pod_exchange(kAggCoreDown), "gse-ft.toml", sets))).dump();
+  };
+  const std::string a = once({});
+  EXPECT_EQ(a, once({}));
+  EXPECT_NE(a, once({"simulation.seed=9"}));  // the summary does depend on the seed
+}
+
 }  // namespace
 }  // namespace fabsim
