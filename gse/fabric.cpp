@@ -132,6 +132,18 @@ class GseFabricKind final : public FabricKind {
   }
 };
 
+// The product of the up-going fan-outs of the tiers below switch `sw`: container index digits
+// already used by the choices made before a container reaches it (a regular Clos: every switch
+// of a tier has the same number of uplinks).
+uint64_t fanout_below(const TopologyInfo& topo, uint32_t sw) {
+  uint64_t d = 1;
+  for (int t = 1; t < topo.tier[sw]; ++t) {
+    const auto below = topo.switches_in_tier(t);
+    if (!below.empty()) d *= std::max<size_t>(1, topo.up_cables[below.front()].size());
+  }
+  return d;
+}
+
 }  // namespace
 
 // GSE-N2N: ToRs are GSPs (source selector, reorder stage, optional DGSQ), higher switches
@@ -147,7 +159,7 @@ GseFabric::GseFabric(const GseConfig& cfg, const FabricEnv& env) : cfg_(cfg), ne
     for (size_t p = 0; p < host.size(); ++p) host[p] = !uplink[p];
     if (cfg_.mode == GseMode::kE2E) {
       // The ToR is a GSF and pins each container to one uplink.
-      auto core = std::make_unique<GseCoreSelector>(env.switch_seed(sw.id()));
+      auto core = std::make_unique<GseCoreSelector>(env.switch_seed(sw.id()), 1);
       core->set_gsos(gsos_.get(), sw.id());
       sw.set_path_selector(std::move(core));
       continue;
@@ -185,7 +197,7 @@ GseFabric::GseFabric(const GseConfig& cfg, const FabricEnv& env) : cfg_(cfg), ne
   }
   for (uint32_t s = 0; s < topo.switch_count(); ++s) {
     if (topo.tor_index[s] != kNotTor) continue;
-    auto core = std::make_unique<GseCoreSelector>(env.switch_seed(s));
+    auto core = std::make_unique<GseCoreSelector>(env.switch_seed(s), fanout_below(topo, s));
     core->set_gsos(gsos_.get(), s);
     env.net.sw(s).set_path_selector(std::move(core));
   }

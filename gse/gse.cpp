@@ -156,7 +156,7 @@ uint16_t GseCoreSelector::select(Packet& p, const uint16_t* ports, uint32_t n) {
   if (!is_data(p.type) || (p.flags & kFabricHeader) == 0) return ecmp_.select(p, ports, n);
   const GseHeader h = gse_header(p);
   const uint64_t offset = splitmix64((static_cast<uint64_t>(h.src_gsp) << 32) | h.dst_port);
-  return ports[(h.container + offset) % n];
+  return ports[((h.container + offset) / divisor_) % n];
 }
 
 GseReorder::GseReorder(Simulation& sim, ReleaseSink& sink, const GseConfig& cfg,

@@ -185,7 +185,11 @@ class GseSourceSelector : public PathSelector {
 /// equal links it keeps each container on one of them, rotating by container id.
 class GseCoreSelector : public PathSelector {
  public:
-  explicit GseCoreSelector(uint64_t seed) : ecmp_(seed) {}
+  /// `divisor`: the product of the up-going fan-outs of the tiers below this switch (1 for a
+  /// ToR in GSE-E2E, the ToRs' uplink count for an aggregation switch). Each tier takes its own
+  /// digit of the container index, so containers that reached this switch through one choice
+  /// below still spread over all of its ports.
+  GseCoreSelector(uint64_t seed, uint64_t divisor) : ecmp_(seed), divisor_(divisor) {}
   uint16_t select(Packet& p, const uint16_t* ports, uint32_t n) override;
   /// Excludes links this switch (`sw`) knows to be failed or failing.
   void set_gsos(const Gsos* g, uint32_t sw) {
@@ -195,6 +199,7 @@ class GseCoreSelector : public PathSelector {
 
  private:
   EcmpSelector ecmp_;
+  uint64_t divisor_;
   const Gsos* gsos_ = nullptr;
   uint32_t sw_ = 0;
   std::vector<uint16_t> usable_;
