@@ -6,6 +6,7 @@
 
 #include <memory>       // unique_ptr
 #include <string_view>  // names
+#include <utility>      // move
 
 #include "cc/cc.h"
 #include "cc/dcqcn.h"
@@ -31,19 +32,11 @@ class CcKind {
 const CcKind& dcqcn_cc();
 
 /// A sender's algorithm: the kind and its typed config (default: DCQCN, paper parameters).
-struct CcConfig {
-  const CcKind* kind = &dcqcn_cc();
-  KindConfig config = KindConfig::of(DcqcnConfig::paper());
+struct CcConfig : Choice<CcKind> {
+  CcConfig() : Choice<CcKind>{&dcqcn_cc(), KindConfig::of(DcqcnConfig::paper())} {}
+  CcConfig(const CcKind* k, KindConfig c) : Choice<CcKind>{k, std::move(c)} {}
   std::unique_ptr<CongestionControl> make(Rate line, Time start) const {
     return kind->build(config, line, start);
-  }
-  template <typename T>
-  T& as() {
-    return config.get<T>();
-  }
-  template <typename T>
-  const T& as() const {
-    return config.get<T>();
   }
 };
 

@@ -108,4 +108,20 @@ class Registry {
   std::vector<std::unique_ptr<Kind>> owned_;
 };
 
+/// A chosen kind and its typed configuration.
+template <typename Kind>
+struct Choice {
+  const Kind* kind = nullptr;
+  KindConfig config;
+  std::string_view name() const { return kind->name(); }
+  template <typename T>
+  T& as() {
+    return config.get<T>();
+  }
+  template <typename T>
+  const T& as() const {
+    return config.get<T>();
+  }
+};
+
 }  // namespace fabsim

@@ -27,20 +27,4 @@ struct Registries {
 /// simulations on several threads share them).
 const Registries& registries();
 
-/// A chosen kind and its typed configuration.
-template <typename Kind>
-struct Choice {
-  const Kind* kind = nullptr;
-  KindConfig config;
-  std::string_view name() const { return kind->name(); }
-  template <typename T>
-  T& as() {
-    return config.get<T>();
-  }
-  template <typename T>
-  const T& as() const {
-    return config.get<T>();
-  }
-};
-
 }  // namespace fabsim
