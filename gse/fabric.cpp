@@ -9,10 +9,8 @@ namespace {
 
 const Bytes kMaxBytes = Bytes(std::numeric_limits<int64_t>::max() / 16);
 
-// The `[fabric.gse]` keys; defaults are GseConfig's.
-GseConfig load_gse(Section& g) {
-  GseConfig c;
-  c.enabled = true;
+// Containers and their path (seeds 000 §3.3, 002 §2.2.1).
+void load_containers(Section& g, GseConfig& c) {
   c.mode = g.choice("mode", "n2n", {"n2n", "e2e"},
                         "n2n: RoCE NICs, the leaf is the GSP; e2e: the NIC is the GSP and the "
                         "leaf a GSF pinning each container to one uplink") == "e2e"
@@ -35,6 +33,10 @@ GseConfig load_gse(Section& g) {
                : path == "weighted"   ? ContainerPath::kWeighted
                : path == "adaptive"   ? ContainerPath::kAdaptive
                                       : ContainerPath::kIndex;
+}
+
+// DGSQ: request/grant and the VOQs (docs/gse.md "Data plane II").
+void load_dgsq(Section& g, GseConfig& c) {
   c.dgsq = g.boolean("dgsq", c.dgsq,
                          "DGSQ: per-destination VOQs at the source GSP that send only granted "
                          "bytes (GSE-N2N; docs/gse.md)");
@@ -82,6 +84,10 @@ GseConfig load_gse(Section& g) {
   if (!g.describing() && c.voq_ecn_kmax <= c.voq_ecn_kmin) {
     g.fail("voq_ecn_kmax", "a size above fabric.gse.voq_ecn_kmin");
   }
+}
+
+// Reordering, fault notice, the link monitor and back-pressure (docs/FAULTS.md).
+void load_gse_faults(Section& g, GseConfig& c) {
   c.reorder_timeout = g.time("reorder_timeout", c.reorder_timeout,
                                  "give up on a container that does not complete [UNVERIFIED]");
   if (!g.describing() && c.reorder_timeout.ps() <= 0) g.fail("reorder_timeout", "a positive duration");
@@ -105,6 +111,15 @@ GseConfig load_gse(Section& g) {
     if (c.monitor_window.ps() <= 0) g.fail("monitor_window", "a positive duration");
     if (c.publish_interval.ps() <= 0) g.fail("publish_interval", "a positive duration");
   }
+}
+
+// The `[fabric.gse]` keys; defaults are GseConfig's.
+GseConfig load_gse(Section& g) {
+  GseConfig c;
+  c.enabled = true;
+  load_containers(g, c);
+  load_dgsq(g, c);
+  load_gse_faults(g, c);
   if (!g.describing() && c.dgsq && c.mode != GseMode::kN2N) {
     g.fail("dgsq", "false with mode = \"e2e\" (DGSQ is modelled at the GSE-N2N leaf)");
   }

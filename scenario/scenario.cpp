@@ -57,6 +57,35 @@ void load_simulation(Section& s, ScenarioConfig& c) {
                        "simulated-time limit; the run ends earlier when every flow is done");
 }
 
+// Priority flow control with dynamic or static thresholds and headroom.
+void load_pfc(Section& p, PfcConfig& pfc) {
+  pfc.enabled = p.boolean("enabled", pfc.enabled, "PFC on the lossless classes");
+  const auto classes = p.integers("lossless_classes", {3}, 0, 6, "classes PFC protects");
+  pfc.lossless_mask = 0;
+  for (auto c : classes) pfc.lossless_mask = static_cast<uint8_t>(pfc.lossless_mask | (1U << c));
+  pfc.mode = p.choice("threshold", "dynamic", {"dynamic", "static"},
+                      "dynamic: XOFF at alpha x free buffer; static: fixed xoff/xon") == "static"
+                 ? PfcThreshold::kStatic
+                 : PfcThreshold::kDynamic;
+  pfc.alpha = p.real("alpha", pfc.alpha, 1.0 / 1024, 64, "dynamic-threshold alpha (HPCC ns-3: 1/8)");
+  pfc.scale_alpha = p.boolean("scale_alpha", pfc.scale_alpha,
+                              "double alpha per doubling of port rate over the slowest port");
+  pfc.resume_offset = p.bytes("resume_offset", pfc.resume_offset, Bytes(0), kMaxBytes,
+                              "dynamic XON hysteresis below the threshold");
+  pfc.xoff = p.bytes("xoff", pfc.xoff, Bytes(0), kMaxBytes, "static XOFF (shared bytes)");
+  pfc.xon = p.bytes("xon", pfc.xon, Bytes(0), kMaxBytes, "static XON (shared bytes)");
+  pfc.headroom = p.bytes("headroom", pfc.headroom, Bytes(0), kMaxBytes,
+                         "headroom per (port, lossless class); 0 = 2 x link BDP + 2 max frames "
+                         "+ pause frame + response time");
+  pfc.response_time = p.time("response_time", pfc.response_time, "upstream reaction time added to headroom");
+  pfc.pause_quanta = static_cast<uint16_t>(p.integer(
+      "pause_quanta", pfc.pause_quanta, 1, 65535, "pause time of XOFF frames in 512-bit quanta"));
+  if (!p.describing() && pfc.mode == PfcThreshold::kStatic) {
+    if (pfc.xoff.count() == 0) p.fail("xoff", "a positive size when threshold = \"static\"");
+    if (pfc.xon > pfc.xoff) p.fail("xon", "at most network.pfc.xoff");
+  }
+}
+
 void load_network(Section& s, NetworkConfig& n) {
   n.framing_bytes = s.boolean("preamble_ifg", true,
                               "count preamble+SFD (8 B) and inter-frame gap (12 B) on the wire")
@@ -73,46 +102,21 @@ void load_network(Section& s, NetworkConfig& n) {
               ? Fec::kNone
               : Fec::kRs544;
   auto b = s.table("buffer", "shared packet buffer of every switch");
-  n.sw.buffer.size = b.bytes("size", Bytes(32LL << 20), Bytes(1024), kMaxBytes,
+  n.sw.buffer.size = b.bytes("size", n.sw.buffer.size, Bytes(1024), kMaxBytes,
                              "shared buffer per switch (Trident3-class 3.2 Tb/s: 32 MiB)");
-  n.sw.buffer.reserve = b.bytes("reserve", Bytes(4096), Bytes(0), kMaxBytes,
+  n.sw.buffer.reserve = b.bytes("reserve", n.sw.buffer.reserve, Bytes(0), kMaxBytes,
                                 "reserved bytes per (ingress port, lossless class)");
-  n.sw.buffer.egress_alpha = b.real("egress_alpha", 1.0, 1.0 / 1024, 1024,
+  n.sw.buffer.egress_alpha = b.real("egress_alpha", n.sw.buffer.egress_alpha, 1.0 / 1024, 1024,
                                     "dynamic-threshold alpha of lossy egress queues");
   b.finish();
   auto p = s.table("pfc", "priority flow control (IEEE 802.1Qbb), REFERENCE.md §1.3");
-  auto& pfc = n.sw.pfc;
-  pfc.enabled = p.boolean("enabled", true, "PFC on the lossless classes");
-  const auto classes = p.integers("lossless_classes", {3}, 0, 6, "classes PFC protects");
-  pfc.lossless_mask = 0;
-  for (auto c : classes) pfc.lossless_mask = static_cast<uint8_t>(pfc.lossless_mask | (1U << c));
-  pfc.mode = p.choice("threshold", "dynamic", {"dynamic", "static"},
-                      "dynamic: XOFF at alpha x free buffer; static: fixed xoff/xon") == "static"
-                 ? PfcThreshold::kStatic
-                 : PfcThreshold::kDynamic;
-  pfc.alpha = p.real("alpha", 0.125, 1.0 / 1024, 64, "dynamic-threshold alpha (HPCC ns-3: 1/8)");
-  pfc.scale_alpha = p.boolean("scale_alpha", true,
-                              "double alpha per doubling of port rate over the slowest port");
-  pfc.resume_offset = p.bytes("resume_offset", Bytes(3072), Bytes(0), kMaxBytes,
-                              "dynamic XON hysteresis below the threshold");
-  pfc.xoff = p.bytes("xoff", Bytes(0), Bytes(0), kMaxBytes, "static XOFF (shared bytes)");
-  pfc.xon = p.bytes("xon", Bytes(0), Bytes(0), kMaxBytes, "static XON (shared bytes)");
-  pfc.headroom = p.bytes("headroom", Bytes(0), Bytes(0), kMaxBytes,
-                         "headroom per (port, lossless class); 0 = 2 x link BDP + 2 max frames "
-                         "+ pause frame + response time");
-  pfc.response_time = p.time("response_time", Time(), "upstream reaction time added to headroom");
-  pfc.pause_quanta = static_cast<uint16_t>(p.integer(
-      "pause_quanta", 65535, 1, 65535, "pause time of XOFF frames in 512-bit quanta"));
-  if (!p.describing() && pfc.mode == PfcThreshold::kStatic) {
-    if (pfc.xoff.count() == 0) p.fail("xoff", "a positive size when threshold = \"static\"");
-    if (pfc.xon > pfc.xoff) p.fail("xon", "at most network.pfc.xoff");
-  }
+  load_pfc(p, n.sw.pfc);
   p.finish();
   auto e = s.table("ecn", "RED/ECN marking at egress dequeue, REFERENCE.md §1.4");
-  n.sw.ecn.enabled = e.boolean("enabled", true, "mark CE on ECT packets");
-  n.sw.ecn.kmin = e.bytes("kmin", Bytes(5000), Bytes(0), kMaxBytes, "queue with no marking");
-  n.sw.ecn.kmax = e.bytes("kmax", Bytes(200000), Bytes(0), kMaxBytes, "queue marked with pmax");
-  n.sw.ecn.pmax = e.real("pmax", 0.01, 0.0, 1.0, "marking probability at kmax");
+  n.sw.ecn.enabled = e.boolean("enabled", n.sw.ecn.enabled, "mark CE on ECT packets");
+  n.sw.ecn.kmin = e.bytes("kmin", n.sw.ecn.kmin, Bytes(0), kMaxBytes, "queue with no marking");
+  n.sw.ecn.kmax = e.bytes("kmax", n.sw.ecn.kmax, Bytes(0), kMaxBytes, "queue marked with pmax");
+  n.sw.ecn.pmax = e.real("pmax", n.sw.ecn.pmax, 0.0, 1.0, "marking probability at kmax");
   if (!e.describing() && n.sw.ecn.kmax <= n.sw.ecn.kmin) {
     e.fail("kmax", fmt::format("a size above network.ecn.kmin = {}", to_string(n.sw.ecn.kmin)));
   }

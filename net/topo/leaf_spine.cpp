@@ -53,6 +53,30 @@ TopologyInfo build_leaf_spine(Network& net, const LeafSpineConfig& cfg, const Sw
 
 namespace {
 
+// Port counts fit a switch, and every leaf (rail group) holds the same number of servers.
+void check_two_tier(Section& s, const LeafSpineConfig& c, bool rail) {
+  if (!c.spine_delays.empty() && static_cast<int>(c.spine_delays.size()) != c.spines) {
+    s.fail("spine_link_delays", fmt::format("one delay per spine ({})", c.spines));
+  }
+  const char* group_key = rail ? "servers_per_group" : "servers_per_leaf";
+  if (c.servers_per_leaf > c.servers) {
+    s.fail(group_key, fmt::format("at most topology.servers = {}", c.servers));
+  }
+  const int64_t leaf_ports = c.hosts_per_leaf() + static_cast<int64_t>(c.spines) * c.links_per_spine;
+  if (leaf_ports > 65535) {
+    s.fail("spines", fmt::format("a leaf port count (hosts per leaf {} + spines x links_per_spine) "
+                                 "of at most 65535, got {}", c.hosts_per_leaf(), leaf_ports));
+  }
+  if (c.servers % c.servers_per_leaf != 0) {
+    s.fail("servers", fmt::format("a multiple of topology.{} = {} (every {} holds the same number "
+                                  "of servers)", group_key, c.servers_per_leaf,
+                                  rail ? "group" : "leaf"));
+  }
+  if (static_cast<int64_t>(c.leaves()) * c.links_per_spine > 65535) {
+    s.fail("links_per_spine", "a spine port count (leaves x links_per_spine) of at most 65535");
+  }
+}
+
 // The keys of both two-tier kinds; `rail` fixes the attachment and names the leaves rails.
 LeafSpineConfig load_two_tier(Section& s, bool rail) {
   LeafSpineConfig c;
@@ -99,27 +123,7 @@ LeafSpineConfig load_two_tier(Section& s, bool rail) {
     if (!parsed.ok()) s.fail("spine_link_delays", "a list of durations such as [\"1us\", \"2us\"]");
     c.spine_delays.push_back(parsed.value);
   }
-  if (s.describing()) return c;
-  if (!c.spine_delays.empty() && static_cast<int>(c.spine_delays.size()) != c.spines) {
-    s.fail("spine_link_delays", fmt::format("one delay per spine ({})", c.spines));
-  }
-  const char* group_key = rail ? "servers_per_group" : "servers_per_leaf";
-  if (c.servers_per_leaf > c.servers) {
-    s.fail(group_key, fmt::format("at most topology.servers = {}", c.servers));
-  }
-  const int64_t leaf_ports = c.hosts_per_leaf() + static_cast<int64_t>(c.spines) * c.links_per_spine;
-  if (leaf_ports > 65535) {
-    s.fail("spines", fmt::format("a leaf port count (hosts per leaf {} + spines x links_per_spine) "
-                                 "of at most 65535, got {}", c.hosts_per_leaf(), leaf_ports));
-  }
-  if (c.servers % c.servers_per_leaf != 0) {
-    s.fail("servers", fmt::format("a multiple of topology.{} = {} (every {} holds the same number "
-                                  "of servers)", group_key, c.servers_per_leaf,
-                                  rail ? "group" : "leaf"));
-  }
-  if (static_cast<int64_t>(c.leaves()) * c.links_per_spine > 65535) {
-    s.fail("links_per_spine", "a spine port count (leaves x links_per_spine) of at most 65535");
-  }
+  if (!s.describing()) check_two_tier(s, c, rail);
   return c;
 }
 
