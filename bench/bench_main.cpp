@@ -29,13 +29,13 @@ class Sink : public EventTarget {
 // Hold model: a heap of N pending events; each pop schedules one new event a random
 // 0..1 us later, as a busy component re-arms itself. With `replace_top` the re-arm fills the
 // popped root, as the simulation loop does (Scheduler::take_top).
-template <bool replace_top>
-void BM_Hold(benchmark::State& state) {
+template <bool replace_top> void BM_Hold(benchmark::State& state) {
   const auto n = static_cast<size_t>(state.range(0));
   Scheduler s;
   Sink sink;
   Rng rng(1, 1);
-  for (size_t i = 0; i < n; ++i) s.schedule(Time::ps(static_cast<int64_t>(rng.below(1000000))), &sink, 1);
+  for (size_t i = 0; i < n; ++i)
+    s.schedule(Time::ps(static_cast<int64_t>(rng.below(1000000))), &sink, 1);
   for (auto _ : state) {
     const Event e = replace_top ? s.take_top() : s.pop();
     s.schedule(e.time() + Time::ps(static_cast<int64_t>(rng.below(1000000))), &sink, 1);
@@ -43,8 +43,12 @@ void BM_Hold(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-void BM_SchedulerHold(benchmark::State& state) { BM_Hold<false>(state); }
-void BM_SchedulerHoldReplaceTop(benchmark::State& state) { BM_Hold<true>(state); }
+void BM_SchedulerHold(benchmark::State& state) {
+  BM_Hold<false>(state);
+}
+void BM_SchedulerHoldReplaceTop(benchmark::State& state) {
+  BM_Hold<true>(state);
+}
 BENCHMARK(BM_SchedulerHold)->Arg(64)->Arg(1024)->Arg(16384)->Arg(262144);
 BENCHMARK(BM_SchedulerHoldReplaceTop)->Arg(64)->Arg(1024)->Arg(16384)->Arg(262144);
 

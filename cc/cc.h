@@ -29,9 +29,9 @@ struct SentSignal {
 /// An acknowledgement arrived; `acked` is 0 for a duplicate.
 struct AckSignal {
   Time now;
-  Bytes acked;                // payload bytes newly acknowledged
-  Time rtt = kNoRttSample;    // round-trip sample carried by this ACK, if any
-  bool ecn_echo = false;      // the acknowledged data arrived congestion-marked
+  Bytes acked;              // payload bytes newly acknowledged
+  Time rtt = kNoRttSample;  // round-trip sample carried by this ACK, if any
+  bool ecn_echo = false;    // the acknowledged data arrived congestion-marked
 };
 
 /// A receiver reported a gap (go-back-N) or a trimmed packet.

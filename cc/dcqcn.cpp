@@ -6,7 +6,9 @@
 
 namespace fabsim {
 
-DcqcnConfig DcqcnConfig::paper() { return DcqcnConfig{}; }
+DcqcnConfig DcqcnConfig::paper() {
+  return DcqcnConfig{};
+}
 
 DcqcnConfig DcqcnConfig::connectx(Rate line) {
   DcqcnConfig c;
@@ -135,7 +137,9 @@ void DcqcnRp::increase_paper() {
   clamp();
 }
 
-Time DcqcnRp::next_timer() const { return std::min(next_increase_, next_decrease_); }
+Time DcqcnRp::next_timer() const {
+  return std::min(next_increase_, next_decrease_);
+}
 
 void DcqcnRp::on_timer(Time now) {
   while (next_timer() <= now) {

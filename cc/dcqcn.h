@@ -28,7 +28,7 @@ enum class DcqcnMode : uint8_t { kPaper, kConnectX };
 struct DcqcnConfig {
   bool enabled = true;
   DcqcnMode mode = DcqcnMode::kPaper;
-  double g = 1.0 / 256;            // alpha EWMA gain
+  double g = 1.0 / 256;  // alpha EWMA gain
   double initial_alpha = 1.0;
   Time alpha_period = Time::us(55);     // K (paper) or t_alpha (ConnectX)
   Time increase_period = Time::us(55);  // rate timer T (paper) or t_inc = RP_TIMER (ConnectX)
@@ -38,8 +38,8 @@ struct DcqcnConfig {
   Rate rate_ai = Rate::mbps(40);
   Rate rate_hai = Rate::mbps(400);
   Rate min_rate = Rate::mbps(100);
-  double rate_on_first_cnp = 1.0;  // ConnectX: RC <- this x RC at the first CNP
-  bool clamp_target = false;       // ConnectX: RT <- RC at every decrease
+  double rate_on_first_cnp = 1.0;    // ConnectX: RC <- this x RC at the first CNP
+  bool clamp_target = false;         // ConnectX: RT <- RC at every decrease
   Time cnp_interval = Time::us(50);  // notification point: at most one CNP per interval per QP
 
   /// The ConnectX-style set (HPCC ns-3 run.py "dcqcn", REFERENCE.md §1.6) scaled to `line`.
@@ -71,7 +71,7 @@ class DcqcnRp {
  private:
   void increase_paper();
   void cut(double alpha);
-  void advance_alpha(Time now);   // applies alpha periods that ended at or before now
+  void advance_alpha(Time now);  // applies alpha periods that ended at or before now
   double alpha_after(Time now, int64_t* periods) const;
   bool at_line() const { return rc_ >= line_ && rt_ >= line_; }
   void clamp();
@@ -83,12 +83,12 @@ class DcqcnRp {
   double alpha_;
   // Paper: alpha periods count from the last CNP; ConnectX: from the first CNP, fixed phase.
   Time alpha_epoch_;
-  bool alpha_flag_ = false;   // ConnectX: a CNP arrived in the current alpha period
+  bool alpha_flag_ = false;  // ConnectX: a CNP arrived in the current alpha period
   bool any_cnp_ = false;
-  int timer_count_ = 0;       // paper T
-  int byte_count_ = 0;        // paper BC
-  int64_t bytes_ = 0;         // paper byte counter accumulator
-  int stage_ = 0;             // ConnectX increase stage
+  int timer_count_ = 0;  // paper T
+  int byte_count_ = 0;   // paper BC
+  int64_t bytes_ = 0;    // paper byte counter accumulator
+  int stage_ = 0;        // ConnectX increase stage
   Time next_increase_ = Time::max();
   Time next_decrease_ = Time::max();  // ConnectX: armed only while a decrease is flagged
   Time decrease_epoch_;               // ConnectX: phase of the decrease check

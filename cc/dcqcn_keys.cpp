@@ -20,12 +20,14 @@ void load_dcqcn(Section& d, DcqcnConfig& c, Rate line) {
                           cx ? "alpha update period t_alpha" : "alpha decay period K");
   c.increase_period = d.time("increase_period", c.increase_period,
                              cx ? "rate increase timer t_inc (RP_TIMER)" : "rate increase timer T");
-  c.decrease_period = d.time("decrease_period", c.decrease_period,
-                             "rate decrease check t_dec (connectx only)");
-  c.byte_counter = d.bytes("byte_counter", Bytes(c.byte_counter), Bytes(0), Bytes(std::numeric_limits<int64_t>::max() / 16),
-                           "byte counter B (paper only; 0 = off)").count();
-  c.fast_recovery_steps = static_cast<int>(
-      d.integer("fast_recovery_steps", c.fast_recovery_steps, 0, 1000, "F"));
+  c.decrease_period =
+      d.time("decrease_period", c.decrease_period, "rate decrease check t_dec (connectx only)");
+  c.byte_counter = d.bytes("byte_counter", Bytes(c.byte_counter), Bytes(0),
+                           Bytes(std::numeric_limits<int64_t>::max() / 16),
+                           "byte counter B (paper only; 0 = off)")
+                       .count();
+  c.fast_recovery_steps =
+      static_cast<int>(d.integer("fast_recovery_steps", c.fast_recovery_steps, 0, 1000, "F"));
   c.rate_ai = d.rate("rate_ai", c.rate_ai, "additive increase step R_AI");
   c.rate_hai = d.rate("rate_hai", c.rate_hai,
                       "hyper increase step R_HAI [UNVERIFIED for the paper set: 10 x R_AI]");

@@ -87,7 +87,8 @@ void Section::fail_at(const toml::node* node, std::string_view key,
 
 void Section::document(std::string_view key, std::string type, std::string def,
                        std::string_view doc) {
-  if (ctx_->describe) ctx_->docs.push_back({full(key), std::move(type), std::move(def), std::string(doc)});
+  if (ctx_->describe)
+    ctx_->docs.push_back({full(key), std::move(type), std::move(def), std::string(doc)});
 }
 
 void Section::record(std::string_view key, nlohmann::ordered_json value) {
@@ -109,15 +110,15 @@ int64_t Section::integer(std::string_view key, int64_t def, int64_t lo, int64_t 
   return v;
 }
 
-double Section::real(std::string_view key, double def, double lo, double hi,
-                     std::string_view doc) {
+double Section::real(std::string_view key, double def, double lo, double hi, std::string_view doc) {
   document(key, "number", fmt::format("{}", def), doc);
   double v = def;
   if (const auto* n = find(key)) {
     std::optional<double> got;
     if (n->is_floating_point()) got = n->as_floating_point()->get();
     if (n->is_integer()) got = static_cast<double>(n->as_integer()->get());
-    if (!got || *got < lo || *got > hi) fail_at(n, key, fmt::format("a number in [{}, {}]", lo, hi));
+    if (!got || *got < lo || *got > hi)
+      fail_at(n, key, fmt::format("a number in [{}, {}]", lo, hi));
     v = *got;
   }
   record(key, v);
@@ -136,8 +137,7 @@ bool Section::boolean(std::string_view key, bool def, std::string_view doc) {
 }
 
 std::string Section::choice(std::string_view key, std::string_view def,
-                            std::initializer_list<std::string_view> choices,
-                            std::string_view doc) {
+                            std::initializer_list<std::string_view> choices, std::string_view doc) {
   return choice(key, def, std::vector<std::string_view>(choices), doc);
 }
 
@@ -259,9 +259,8 @@ std::vector<Bytes> Section::sizes(std::string_view key, const std::vector<Bytes>
   std::vector<Bytes> v = def;
   if (const auto* n = find(key)) {
     const auto* arr = n->as_array();
-    const std::string expected =
-        fmt::format("a non-empty list of sizes of at least {} (e.g. [\"1MiB\", \"2MiB\"])",
-                    to_string(lo));
+    const std::string expected = fmt::format(
+        "a non-empty list of sizes of at least {} (e.g. [\"1MiB\", \"2MiB\"])", to_string(lo));
     if (arr == nullptr || arr->empty()) fail_at(n, key, expected);
     v.clear();
     for (const auto& el : *arr) {
@@ -338,7 +337,8 @@ void apply_override(toml::table& root, const std::string& assignment, const std:
   size_t start = 0;
   for (;;) {
     const auto dot = key.find('.', start);
-    std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    std::string part =
+        key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     // An optional index selects one table of an array of tables: jobs[0].
     long index = -1;
     if (const auto br = part.find('['); br != std::string::npos && part.back() == ']') {
@@ -352,10 +352,12 @@ void apply_override(toml::table& root, const std::string& assignment, const std:
       }
       part = part.substr(0, br);
     }
-    if (part.empty()) throw ConfigError(fmt::format("{}: key '{}': empty path element", origin, key));
+    if (part.empty())
+      throw ConfigError(fmt::format("{}: key '{}': empty path element", origin, key));
     if (dot == std::string::npos) {
       if (index >= 0) {
-        throw ConfigError(fmt::format("{}: key '{}': the last element cannot be indexed", origin, key));
+        throw ConfigError(
+            fmt::format("{}: key '{}': the last element cannot be indexed", origin, key));
       }
       try {
         auto parsed = toml::parse("v = " + value);
@@ -368,9 +370,10 @@ void apply_override(toml::table& root, const std::string& assignment, const std:
     auto* next = t->get(part);
     if (index >= 0) {
       auto* arr = next == nullptr ? nullptr : next->as_array();
-      if (arr == nullptr || static_cast<size_t>(index) >= arr->size() || !(*arr)[index].is_table()) {
-        throw ConfigError(fmt::format("{}: key '{}': '{}' has no table number {}", origin, key,
-                                      part, index));
+      if (arr == nullptr || static_cast<size_t>(index) >= arr->size() ||
+          !(*arr)[index].is_table()) {
+        throw ConfigError(
+            fmt::format("{}: key '{}': '{}' has no table number {}", origin, key, part, index));
       }
       t = (*arr)[index].as_table();
     } else {

@@ -14,7 +14,7 @@
 #include <vector>            // lists, docs
 
 #include <nlohmann/json.hpp>  // effective scenario
-#include <toml++/toml.h>  // scenario files (Debian ships the compiled library)
+#include <toml++/toml.h>      // scenario files (Debian ships the compiled library)
 
 #include "core/units.h"
 

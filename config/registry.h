@@ -26,8 +26,7 @@ namespace fabsim {
 class KindConfig {
  public:
   KindConfig() = default;
-  template <typename T>
-  static KindConfig of(T value) {
+  template <typename T> static KindConfig of(T value) {
     KindConfig c;
     c.holder_ = std::make_unique<Holder<T>>(std::move(value));
     return c;
@@ -42,17 +41,14 @@ class KindConfig {
   ~KindConfig() = default;
 
   bool empty() const { return holder_ == nullptr; }
-  template <typename T>
-  bool holds() const {
+  template <typename T> bool holds() const {
     return holder_ != nullptr && holder_->type() == typeid(T);
   }
-  template <typename T>
-  const T& get() const {
+  template <typename T> const T& get() const {
     FABSIM_CHECK(holds<T>());
     return static_cast<const Holder<T>*>(holder_.get())->value;
   }
-  template <typename T>
-  T& get() {
+  template <typename T> T& get() {
     FABSIM_CHECK(holds<T>());
     return static_cast<Holder<T>*>(holder_.get())->value;
   }
@@ -63,8 +59,7 @@ class KindConfig {
     virtual std::unique_ptr<Base> clone() const = 0;
     virtual const std::type_info& type() const = 0;
   };
-  template <typename T>
-  struct Holder final : Base {
+  template <typename T> struct Holder final : Base {
     explicit Holder(T v) : value(std::move(v)) {}
     std::unique_ptr<Base> clone() const override { return std::make_unique<Holder>(value); }
     const std::type_info& type() const override { return typeid(T); }
@@ -75,8 +70,7 @@ class KindConfig {
 
 /// The kinds of one family, in registration order (the order `fabsim list` prints).
 /// `Kind` has `name()` and `description()`.
-template <typename Kind>
-class Registry {
+template <typename Kind> class Registry {
  public:
   /// Registers a kind; its name must be new.
   void add(std::unique_ptr<Kind> kind) {
@@ -109,19 +103,12 @@ class Registry {
 };
 
 /// A chosen kind and its typed configuration.
-template <typename Kind>
-struct Choice {
+template <typename Kind> struct Choice {
   const Kind* kind = nullptr;
   KindConfig config;
   std::string_view name() const { return kind->name(); }
-  template <typename T>
-  T& as() {
-    return config.get<T>();
-  }
-  template <typename T>
-  const T& as() const {
-    return config.get<T>();
-  }
+  template <typename T> T& as() { return config.get<T>(); }
+  template <typename T> const T& as() const { return config.get<T>(); }
 };
 
 }  // namespace fabsim

@@ -13,7 +13,7 @@ namespace fabsim::detail {
 }  // namespace fabsim::detail
 
 #if defined(FABSIM_CHECKS)
-#define FABSIM_ASSERT(expr) \
+#define FABSIM_ASSERT(expr)                                                                        \
   ((expr) ? static_cast<void>(0) : ::fabsim::detail::assert_fail(#expr, __FILE__, __LINE__))
 #else
 #define FABSIM_ASSERT(expr) static_cast<void>(0)
@@ -21,5 +21,5 @@ namespace fabsim::detail {
 
 /// A check that stays on in every build: for set-up code (registries, configuration), never on
 /// a per-packet path.
-#define FABSIM_CHECK(expr) \
+#define FABSIM_CHECK(expr)                                                                         \
   ((expr) ? static_cast<void>(0) : ::fabsim::detail::assert_fail(#expr, __FILE__, __LINE__))

@@ -37,12 +37,12 @@ inline constexpr uint8_t kFirstTransportKind = 16;
 /// The kind of a packet: an open 8-bit code. Values other than the named ones are transport
 /// kinds (PacketKindRegistry); make them with packet_kind().
 enum class PacketType : uint8_t {
-  kAck = 1,      // transport acknowledgement
-  kNack = 2,     // negative acknowledgement / sequence error
-  kCnp = 3,      // DCQCN congestion notification
-  kPfc = 4,      // IEEE 802.1Qbb pause frame (link-local, never forwarded)
-  kRequest = 5,  // GSE DGSQ: a source GSP asks a destination egress port for bytes
-  kGrant = 6,    // GSE DGSQ: the destination egress port grants bytes
+  kAck = 1,                  // transport acknowledgement
+  kNack = 2,                 // negative acknowledgement / sequence error
+  kCnp = 3,                  // DCQCN congestion notification
+  kPfc = 4,                  // IEEE 802.1Qbb pause frame (link-local, never forwarded)
+  kRequest = 5,              // GSE DGSQ: a source GSP asks a destination egress port for bytes
+  kGrant = 6,                // GSE DGSQ: the destination egress port grants bytes
   kData = kDataKindBit | 0,  // transport payload
 };
 /// A packet kind code for kind number `number` (< 128), with or without payload.
@@ -51,9 +51,13 @@ constexpr PacketType packet_kind(uint8_t number, bool data) {
 }
 /// True if packets of this kind carry transport payload (switches count them as data, spraying
 /// and containers apply to them).
-constexpr bool is_data(PacketType t) { return (static_cast<uint8_t>(t) & kDataKindBit) != 0; }
+constexpr bool is_data(PacketType t) {
+  return (static_cast<uint8_t>(t) & kDataKindBit) != 0;
+}
 /// The kind number of a code (its position in the registry's space).
-constexpr uint8_t kind_number(PacketType t) { return static_cast<uint8_t>(t) & 0x7F; }
+constexpr uint8_t kind_number(PacketType t) {
+  return static_cast<uint8_t>(t) & 0x7F;
+}
 
 /// ECN codepoint (RFC 3168), the two IP header bits.
 enum class Ecn : uint8_t { kNotEct = 0, kEct = 2, kCe = 3 };
@@ -75,46 +79,42 @@ inline constexpr size_t kFabricExtOffset = 16;
 using ExtBlockId = uint32_t;
 
 struct Packet {
-  uint64_t uid = 0;          // unique per simulation, for traces
-  Time sent;                 // stamped by the sending transport
-  uint64_t seq = 0;          // transport-defined sequence number
-  uint32_t flow = 0;         // flow id (index into the run's flow table)
-  uint32_t endpoint = 0;     // receiving endpoint id at the destination host
-  uint32_t src = 0;          // source host id
-  uint32_t dst = 0;          // destination host id
-  uint32_t payload = 0;      // payload bytes
-  uint32_t size = 0;         // frame bytes: payload + headers (preamble and IFG excluded)
-  uint16_t sport = 0;        // UDP source port (ECMP entropy)
-  uint16_t dport = 4791;     // UDP destination port (RoCEv2)
-  uint16_t in_port = 0;      // scratch: ingress port at the switch currently holding it
+  uint64_t uid = 0;       // unique per simulation, for traces
+  Time sent;              // stamped by the sending transport
+  uint64_t seq = 0;       // transport-defined sequence number
+  uint32_t flow = 0;      // flow id (index into the run's flow table)
+  uint32_t endpoint = 0;  // receiving endpoint id at the destination host
+  uint32_t src = 0;       // source host id
+  uint32_t dst = 0;       // destination host id
+  uint32_t payload = 0;   // payload bytes
+  uint32_t size = 0;      // frame bytes: payload + headers (preamble and IFG excluded)
+  uint16_t sport = 0;     // UDP source port (ECMP entropy)
+  uint16_t dport = 4791;  // UDP destination port (RoCEv2)
+  uint16_t in_port = 0;   // scratch: ingress port at the switch currently holding it
   PacketType type = PacketType::kData;
-  uint8_t tclass = 0;        // traffic class 0..7
+  uint8_t tclass = 0;  // traffic class 0..7
   Ecn ecn = Ecn::kNotEct;
-  uint8_t flags = 0;         // transport-defined bits, and the fabric's (kFabricHeader, kTrimmed)
-  ExtBlockId block = 0;      // extension block (PacketPool::attach_block), 0 = none
+  uint8_t flags = 0;     // transport-defined bits, and the fabric's (kFabricHeader, kTrimmed)
+  ExtBlockId block = 0;  // extension block (PacketPool::attach_block), 0 = none
   alignas(8) unsigned char ext[32] = {};  // protocol-specific area
 
-  template <typename T>
-  T get_ext() const {
+  template <typename T> T get_ext() const {
     static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= sizeof(ext));
     T out;
     std::memcpy(&out, ext, sizeof(T));
     return out;
   }
-  template <typename T>
-  void set_ext(const T& v) {
+  template <typename T> void set_ext(const T& v) {
     static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= sizeof(ext));
     std::memcpy(ext, &v, sizeof(T));
   }
-  template <typename T, size_t Offset>
-  T get_ext_at() const {
+  template <typename T, size_t Offset> T get_ext_at() const {
     static_assert(std::is_trivially_copyable_v<T> && Offset + sizeof(T) <= sizeof(ext));
     T out;
     std::memcpy(&out, ext + Offset, sizeof(T));
     return out;
   }
-  template <typename T, size_t Offset>
-  void set_ext_at(const T& v) {
+  template <typename T, size_t Offset> void set_ext_at(const T& v) {
     static_assert(std::is_trivially_copyable_v<T> && Offset + sizeof(T) <= sizeof(ext));
     std::memcpy(ext + Offset, &v, sizeof(T));
   }
@@ -129,29 +129,25 @@ struct ExtBlock {
   static constexpr size_t kFabricOffset = kTransportBytes;
   alignas(8) unsigned char bytes[kBytes] = {};
 
-  template <typename T, size_t Offset>
-  T get_at() const {
+  template <typename T, size_t Offset> T get_at() const {
     static_assert(std::is_trivially_copyable_v<T> && Offset + sizeof(T) <= kBytes);
     T out;
     std::memcpy(&out, bytes + Offset, sizeof(T));
     return out;
   }
-  template <typename T, size_t Offset>
-  void set_at(const T& v) {
+  template <typename T, size_t Offset> void set_at(const T& v) {
     static_assert(std::is_trivially_copyable_v<T> && Offset + sizeof(T) <= kBytes);
     std::memcpy(bytes + Offset, &v, sizeof(T));
   }
   /// Run-time offsets (records in an array); checked by assert.
-  template <typename T>
-  T get(size_t offset) const {
+  template <typename T> T get(size_t offset) const {
     static_assert(std::is_trivially_copyable_v<T>);
     FABSIM_ASSERT(offset + sizeof(T) <= kBytes);
     T out;
     std::memcpy(&out, bytes + offset, sizeof(T));
     return out;
   }
-  template <typename T>
-  void set(size_t offset, const T& v) {
+  template <typename T> void set(size_t offset, const T& v) {
     static_assert(std::is_trivially_copyable_v<T>);
     FABSIM_ASSERT(offset + sizeof(T) <= kBytes);
     std::memcpy(bytes + offset, &v, sizeof(T));
@@ -162,10 +158,10 @@ struct ExtBlock {
 /// Full-width values rather than HPCC's packed wire fields: the simulator carries no header
 /// bytes, so nothing is lost to units or wraparound (the transport sizes the header it sends).
 struct IntHop {
-  Time ts;                // when the port started sending the packet
-  uint64_t tx_bytes = 0;  // frame bytes the port sent before this packet
-  uint32_t qlen = 0;      // bytes queued at the port (every class) behind the packet
-  uint32_t rate_mbps = 0; // the port's link rate in Mb/s
+  Time ts;                 // when the port started sending the packet
+  uint64_t tx_bytes = 0;   // frame bytes the port sent before this packet
+  uint32_t qlen = 0;       // bytes queued at the port (every class) behind the packet
+  uint32_t rate_mbps = 0;  // the port's link rate in Mb/s
 };
 inline constexpr int kMaxIntHops = 5;
 /// The INT stack header in the fabric half of the extension block; hop records follow it.

@@ -32,7 +32,8 @@ class PacketPool {
   }
   void release(Packet* p) {
     FABSIM_ASSERT(p != nullptr && live_ > 0);
-    if (p->block != 0) [[unlikely]] release_block(p);
+    if (p->block != 0) [[unlikely]]
+      release_block(p);
     free_.push_back(p);
     --live_;
   }

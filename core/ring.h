@@ -11,8 +11,7 @@
 
 namespace fabsim {
 
-template <typename T>
-class Ring {
+template <typename T> class Ring {
  public:
   bool empty() const { return count_ == 0; }
   size_t size() const { return count_; }

@@ -52,7 +52,14 @@ class Rng {
 };
 
 /// Stream ids: a component kind in the high bits, its index in the low bits.
-enum class StreamKind : uint64_t { kLink = 1, kSwitch = 2, kHost = 3, kFlow = 4, kWorkload = 5, kQp = 6 };
+enum class StreamKind : uint64_t {
+  kLink = 1,
+  kSwitch = 2,
+  kHost = 3,
+  kFlow = 4,
+  kWorkload = 5,
+  kQp = 6
+};
 constexpr uint64_t stream_id(StreamKind kind, uint64_t index) {
   return (static_cast<uint64_t>(kind) << 48) | index;
 }

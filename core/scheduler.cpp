@@ -9,7 +9,9 @@
 
 namespace fabsim {
 
-Scheduler::~Scheduler() { std::free(heap_); }
+Scheduler::~Scheduler() {
+  std::free(heap_);
+}
 
 void Scheduler::grow() {
   const size_t cap = capacity_ == 0 ? 64 : capacity_ * 2;

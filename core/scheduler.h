@@ -60,7 +60,7 @@ class Scheduler {
  private:
   static constexpr size_t kRoot = 3;
   void grow();
-  void remove_root();             // fills the root with the last event and sifts it down
+  void remove_root();  // fills the root with the last event and sifts it down
   void sift_down(size_t i, const Event& e);
   // Written as a select rather than || so that the compiler emits conditional moves: twice
   // as fast as the short-circuit form in bench/ (BM_SchedulerHold).

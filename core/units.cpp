@@ -63,12 +63,8 @@ bool parse_with(std::string_view text, const std::array<Unit, N>& units, bool un
   return false;
 }
 
-constexpr std::array<Unit, 6> kTimeUnits{{{"ps", 1.0L},
-                                          {"ns", 1e3L},
-                                          {"us", 1e6L},
-                                          {"ms", 1e9L},
-                                          {"s", 1e12L},
-                                          {"µs", 1e6L}}};
+constexpr std::array<Unit, 6> kTimeUnits{
+    {{"ps", 1.0L}, {"ns", 1e3L}, {"us", 1e6L}, {"ms", 1e9L}, {"s", 1e12L}, {"µs", 1e6L}}};
 constexpr std::array<Unit, 9> kByteUnits{{{"B", 1.0L},
                                           {"KB", 1e3L},
                                           {"MB", 1e6L},
@@ -81,7 +77,9 @@ constexpr std::array<Unit, 9> kByteUnits{{{"B", 1.0L},
 constexpr std::array<Unit, 5> kRateUnits{
     {{"bps", 1.0L}, {"Kbps", 1e3L}, {"Mbps", 1e6L}, {"Gbps", 1e9L}, {"Tbps", 1e12L}}};
 
-bool is_whole(long double v) { return std::fabs(v - std::round(v)) < 1e-6L; }
+bool is_whole(long double v) {
+  return std::fabs(v - std::round(v)) < 1e-6L;
+}
 
 }  // namespace
 

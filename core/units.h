@@ -30,8 +30,14 @@ class Time {
   constexpr auto operator<=>(const Time&) const = default;
   constexpr Time operator+(Time o) const { return Time(v_ + o.v_); }
   constexpr Time operator-(Time o) const { return Time(v_ - o.v_); }
-  constexpr Time& operator+=(Time o) { v_ += o.v_; return *this; }
-  constexpr Time& operator-=(Time o) { v_ -= o.v_; return *this; }
+  constexpr Time& operator+=(Time o) {
+    v_ += o.v_;
+    return *this;
+  }
+  constexpr Time& operator-=(Time o) {
+    v_ -= o.v_;
+    return *this;
+  }
   constexpr Time operator*(int64_t k) const { return Time(v_ * k); }
   constexpr Time operator/(int64_t k) const { return Time(v_ / k); }
 
@@ -49,7 +55,10 @@ class Bytes {
   constexpr auto operator<=>(const Bytes&) const = default;
   constexpr Bytes operator+(Bytes o) const { return Bytes(v_ + o.v_); }
   constexpr Bytes operator-(Bytes o) const { return Bytes(v_ - o.v_); }
-  constexpr Bytes& operator+=(Bytes o) { v_ += o.v_; return *this; }
+  constexpr Bytes& operator+=(Bytes o) {
+    v_ += o.v_;
+    return *this;
+  }
   constexpr Bytes operator*(int64_t k) const { return Bytes(v_ * k); }
 
  private:
@@ -86,22 +95,43 @@ constexpr int64_t bytes_in(Time t, Rate rate) {
 }
 
 namespace literals {
-constexpr Time operator""_ps(unsigned long long v) { return Time::ps(static_cast<int64_t>(v)); }
-constexpr Time operator""_ns(unsigned long long v) { return Time::ns(static_cast<int64_t>(v)); }
-constexpr Time operator""_us(unsigned long long v) { return Time::us(static_cast<int64_t>(v)); }
-constexpr Time operator""_ms(unsigned long long v) { return Time::ms(static_cast<int64_t>(v)); }
-constexpr Bytes operator""_B(unsigned long long v) { return Bytes(static_cast<int64_t>(v)); }
-constexpr Bytes operator""_KB(unsigned long long v) { return Bytes(static_cast<int64_t>(v) * 1000); }
-constexpr Bytes operator""_KiB(unsigned long long v) { return Bytes(static_cast<int64_t>(v) * 1024); }
-constexpr Bytes operator""_MB(unsigned long long v) { return Bytes(static_cast<int64_t>(v) * 1000000); }
-constexpr Bytes operator""_MiB(unsigned long long v) { return Bytes(static_cast<int64_t>(v) << 20); }
-constexpr Rate operator""_Gbps(unsigned long long v) { return Rate::gbps(static_cast<int64_t>(v)); }
-constexpr Rate operator""_Mbps(unsigned long long v) { return Rate::mbps(static_cast<int64_t>(v)); }
+constexpr Time operator""_ps(unsigned long long v) {
+  return Time::ps(static_cast<int64_t>(v));
+}
+constexpr Time operator""_ns(unsigned long long v) {
+  return Time::ns(static_cast<int64_t>(v));
+}
+constexpr Time operator""_us(unsigned long long v) {
+  return Time::us(static_cast<int64_t>(v));
+}
+constexpr Time operator""_ms(unsigned long long v) {
+  return Time::ms(static_cast<int64_t>(v));
+}
+constexpr Bytes operator""_B(unsigned long long v) {
+  return Bytes(static_cast<int64_t>(v));
+}
+constexpr Bytes operator""_KB(unsigned long long v) {
+  return Bytes(static_cast<int64_t>(v) * 1000);
+}
+constexpr Bytes operator""_KiB(unsigned long long v) {
+  return Bytes(static_cast<int64_t>(v) * 1024);
+}
+constexpr Bytes operator""_MB(unsigned long long v) {
+  return Bytes(static_cast<int64_t>(v) * 1000000);
+}
+constexpr Bytes operator""_MiB(unsigned long long v) {
+  return Bytes(static_cast<int64_t>(v) << 20);
+}
+constexpr Rate operator""_Gbps(unsigned long long v) {
+  return Rate::gbps(static_cast<int64_t>(v));
+}
+constexpr Rate operator""_Mbps(unsigned long long v) {
+  return Rate::mbps(static_cast<int64_t>(v));
+}
 }  // namespace literals
 
 /// Result of parsing a quantity: the value, or a message saying what was expected.
-template <typename T>
-struct Parsed {
+template <typename T> struct Parsed {
   T value{};
   std::string error;  // empty on success
   bool ok() const { return error.empty(); }

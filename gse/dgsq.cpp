@@ -20,8 +20,12 @@ GseDgsq::GseDgsq(Simulation& sim, Switch& sw, const GseConfig& cfg, GseSourceSel
   downlink_rate_ = Rate(static_cast<int64_t>(static_cast<double>(bps) * cfg_.transit_share));
 }
 
-int64_t GseDgsq::quantum() const { return gsos_ != nullptr ? gsos_->grant_policy().quantum : cfg_.grant_quantum; }
-double GseDgsq::share() const { return gsos_ != nullptr ? gsos_->grant_policy().rate_share : cfg_.grant_rate; }
+int64_t GseDgsq::quantum() const {
+  return gsos_ != nullptr ? gsos_->grant_policy().quantum : cfg_.grant_quantum;
+}
+double GseDgsq::share() const {
+  return gsos_ != nullptr ? gsos_->grant_policy().rate_share : cfg_.grant_rate;
+}
 Rate GseDgsq::transit_rate() const {
   if (gsos_ == nullptr) return downlink_rate_;
   const Rate r = gsos_->ingress_capacity(gsos_->tor_index(sw_.id()));
@@ -30,7 +34,9 @@ Rate GseDgsq::transit_rate() const {
 
 // Bytes the destination port will send for `p`: frame + preamble/gap, without the GSE header
 // (the destination GSP removes it). Grants and requests count these.
-int64_t GseDgsq::wire(const Packet& p) const { return p.size + framing_; }
+int64_t GseDgsq::wire(const Packet& p) const {
+  return p.size + framing_;
+}
 
 Packet* GseDgsq::control(PacketType type, uint32_t src, uint32_t dst, const GrantInfo& info) {
   Packet* p = sim_.pool().acquire();
@@ -142,8 +148,9 @@ void GseDgsq::on_request(uint16_t port, uint16_t gsp, uint32_t requester, uint64
     ps.sources.push_back(Source{});
     src = &ps.sources.back();
     src->gsp = gsp;
-    src->weight = gsos_ != nullptr ? gsos_->grant_policy().weight(gsp)
-                  : gsp < cfg_.grant_weights.size() ? cfg_.grant_weights[gsp] : 1.0;
+    src->weight = gsos_ != nullptr                  ? gsos_->grant_policy().weight(gsp)
+                  : gsp < cfg_.grant_weights.size() ? cfg_.grant_weights[gsp]
+                                                    : 1.0;
   }
   if (src->requested <= src->granted) src->pass = std::max(src->pass, floor);  // rejoin fairly
   src->requester = requester;
@@ -164,7 +171,8 @@ void GseDgsq::grant_next(uint16_t port) {
   const int64_t queued = egress.data_queued_bytes();
   if (cfg_.grant_gate > 0 && queued > cfg_.grant_gate) {
     ps.timer.arm(sim_.scheduler(), this, port,
-                 sim_.now() + serialization_delay(queued - cfg_.grant_gate, egress.link()->config().rate));
+                 sim_.now() +
+                     serialization_delay(queued - cfg_.grant_gate, egress.link()->config().rate));
     return;
   }
   // Remote sources wait while the spine links into this leaf are fully granted; local ones
@@ -244,8 +252,8 @@ void GseDgsq::try_send(uint32_t dst) {
     Packet* p = v.q.front();
     // A VOQ is a queue like an egress port's: RED/ECN on its depth, so the NIC's DCQCN slows
     // down when its traffic waits for grants (without PFC nothing else would).
-    if (cfg_.voq_ecn && sw_.red_marker().mark(*p, v.bytes, Bytes(cfg_.voq_ecn_kmin),
-                                               Bytes(cfg_.voq_ecn_kmax))) {
+    if (cfg_.voq_ecn &&
+        sw_.red_marker().mark(*p, v.bytes, Bytes(cfg_.voq_ecn_kmin), Bytes(cfg_.voq_ecn_kmax))) {
       ++stats_.ecn_marks;
     }
     v.q.pop_front();

@@ -53,15 +53,15 @@ class GseDgsq : public SwitchExtension, public EventTarget {
   void set_gsos(const Gsos* g) { gsos_ = g; }
 
   struct Stats {
-    uint64_t requests = 0;         // request packets sent (remote destinations)
-    uint64_t grants = 0;           // grants issued by this GSP's egress ports
+    uint64_t requests = 0;  // request packets sent (remote destinations)
+    uint64_t grants = 0;    // grants issued by this GSP's egress ports
     uint64_t granted_bytes = 0;
-    uint64_t fallback_packets = 0; // sent without a VOQ because the pool was exhausted
+    uint64_t fallback_packets = 0;  // sent without a VOQ because the pool was exhausted
     uint64_t voqs_created = 0;
     int64_t peak_voqs = 0;
-    int64_t peak_voq_bytes = 0;    // bytes in all VOQs at once
+    int64_t peak_voq_bytes = 0;  // bytes in all VOQs at once
     uint64_t hold_drops = 0;
-    uint64_t ecn_marks = 0;        // marked at VOQ dequeue (voq_ecn)
+    uint64_t ecn_marks = 0;  // marked at VOQ dequeue (voq_ecn)
     /// Adds another GSP's counters (peaks: the largest).
     void merge(const Stats& o) {
       requests += o.requests;
@@ -141,8 +141,8 @@ class GseDgsq : public SwitchExtension, public EventTarget {
   std::vector<GrantRecord> trace_;
   // Transit capacity: the spine links into this leaf carry every remote source's granted
   // bytes (containers are sprayed over all of them), so remote grants share one budget.
-  Rate downlink_rate_;      // sum of the spine -> leaf link rates x transit_share
-  Time downlink_free_;      // when the budget next has room
+  Rate downlink_rate_;  // sum of the spine -> leaf link rates x transit_share
+  Time downlink_free_;  // when the budget next has room
 };
 
 }  // namespace fabsim

@@ -12,54 +12,57 @@ const Bytes kMaxBytes = Bytes(std::numeric_limits<int64_t>::max() / 16);
 // Containers and their path (seeds 000 §3.3, 002 §2.2.1).
 void load_containers(Section& g, GseConfig& c) {
   c.mode = g.choice("mode", "n2n", {"n2n", "e2e"},
-                        "n2n: RoCE NICs, the leaf is the GSP; e2e: the NIC is the GSP and the "
-                        "leaf a GSF pinning each container to one uplink") == "e2e"
-                   ? GseMode::kE2E
-                   : GseMode::kN2N;
+                    "n2n: RoCE NICs, the leaf is the GSP; e2e: the NIC is the GSP and the "
+                    "leaf a GSF pinning each container to one uplink") == "e2e"
+               ? GseMode::kE2E
+               : GseMode::kN2N;
   c.header_bytes = g.integer("header_bytes", c.header_bytes, 0, 256,
-                                 "GSE header bytes on the wire [UNVERIFIED]");
+                             "GSE header bytes on the wire [UNVERIFIED]");
   c.container_bytes = g.bytes("container", Bytes(c.container_bytes), Bytes(64), Bytes(1 << 30),
-                                  "container length in wire bytes (seed 002: 16 KB)").count();
+                              "container length in wire bytes (seed 002: 16 KB)")
+                          .count();
   c.rule = g.choice("container_rule", "cumulative", {"cumulative", "overflow"},
-                        "cumulative: id = bytes before / length (seed 000); overflow: a packet "
-                        "that does not fit opens the next (seed 002)") == "overflow"
-                   ? ContainerRule::kOverflow
-                   : ContainerRule::kCumulative;
+                    "cumulative: id = bytes before / length (seed 000); overflow: a packet "
+                    "that does not fit opens the next (seed 002)") == "overflow"
+               ? ContainerRule::kOverflow
+               : ContainerRule::kCumulative;
   const auto path = g.choice("path", "index", {"index", "least_queued", "weighted", "adaptive"},
                              "uplink per container: container id mod uplinks (seed 000), the "
                              "least queued local uplink, weighted round robin by uplink rate, or "
                              "adaptive: local queue + the GSF's published downlink backlog");
   c.path = path == "least_queued" ? ContainerPath::kLeastQueued
-               : path == "weighted"   ? ContainerPath::kWeighted
-               : path == "adaptive"   ? ContainerPath::kAdaptive
-                                      : ContainerPath::kIndex;
+           : path == "weighted"   ? ContainerPath::kWeighted
+           : path == "adaptive"   ? ContainerPath::kAdaptive
+                                  : ContainerPath::kIndex;
 }
 
 // DGSQ: request/grant and the VOQs (docs/gse.md "Data plane II").
 void load_dgsq(Section& g, GseConfig& c) {
   c.dgsq = g.boolean("dgsq", c.dgsq,
-                         "DGSQ: per-destination VOQs at the source GSP that send only granted "
-                         "bytes (GSE-N2N; docs/gse.md)");
+                     "DGSQ: per-destination VOQs at the source GSP that send only granted "
+                     "bytes (GSE-N2N; docs/gse.md)");
   c.grant_quantum = g.bytes("grant_quantum", Bytes(c.grant_quantum), Bytes(64), Bytes(1 << 30),
-                                "bytes per grant, paced at the egress port's rate").count();
+                            "bytes per grant, paced at the egress port's rate")
+                        .count();
   c.grant_rate = g.real("grant_rate", c.grant_rate, 0.01, 1.0,
-                            "share of an egress port's rate its grants may use at most");
+                        "share of an egress port's rate its grants may use at most");
   c.grant_gate = g.bytes("grant_gate", Bytes(c.grant_gate), Bytes(0), kMaxBytes,
-                             "no grant while the egress port queues more than this (egress flow "
-                             "control: the port's ACKs and CNPs take part of its rate); 0 = off "
-                             "[choice]").count();
+                         "no grant while the egress port queues more than this (egress flow "
+                         "control: the port's ACKs and CNPs take part of its rate); 0 = off "
+                         "[choice]")
+                     .count();
   c.transit_caps = g.boolean("transit_caps", c.transit_caps,
-                                 "grant remote sources no faster than the spine links into the "
-                                 "destination leaf carry (one budget: containers use all of "
-                                 "them)");
+                             "grant remote sources no faster than the spine links into the "
+                             "destination leaf carry (one budget: containers use all of "
+                             "them)");
   c.transit_share = g.real("transit_share", c.transit_share, 0.01, 1.0,
-                               "share of the spine links' rate remote grants may use (ACKs, CNPs, "
-                               "requests and grants cross them too: about 2 % with RoCE) [choice]");
+                           "share of the spine links' rate remote grants may use (ACKs, CNPs, "
+                           "requests and grants cross them too: about 2 % with RoCE) [choice]");
   c.voq_pool_queues = g.integer("voq_pool_queues", c.voq_pool_queues, 0, 1 << 24,
-                                    "VOQs a GSP can hold at once (then: shared, ungranted)");
+                                "VOQs a GSP can hold at once (then: shared, ungranted)");
   c.voq_pool_bytes = g.bytes("voq_pool_bytes", Bytes(c.voq_pool_bytes), Bytes(0),
-                                 Bytes(int64_t{1} << 40), "bytes all VOQs of a GSP can hold")
-                             .count();
+                             Bytes(int64_t{1} << 40), "bytes all VOQs of a GSP can hold")
+                         .count();
   {
     const auto w = g.strings("grant_weights", "grant weight per source GSP (leaf index), as "
                                               "numbers in strings; empty = round robin");
@@ -73,14 +76,16 @@ void load_dgsq(Section& g, GseConfig& c) {
     }
   }
   c.voq_ecn = g.boolean("voq_ecn", c.voq_ecn,
-                            "RED/ECN marking (network.ecn) at VOQ dequeue on the VOQ's depth, so "
-                            "DCQCN slows NICs whose traffic waits for grants (needed without "
-                            "PFC: nothing else slows them) [choice]");
+                        "RED/ECN marking (network.ecn) at VOQ dequeue on the VOQ's depth, so "
+                        "DCQCN slows NICs whose traffic waits for grants (needed without "
+                        "PFC: nothing else slows them) [choice]");
   c.voq_ecn_kmin = g.bytes("voq_ecn_kmin", Bytes(c.voq_ecn_kmin), Bytes(0), kMaxBytes,
-                               "VOQ depth below which nothing is marked (above the request-grant "
-                               "loop's own backlog) [UNVERIFIED]").count();
+                           "VOQ depth below which nothing is marked (above the request-grant "
+                           "loop's own backlog) [UNVERIFIED]")
+                       .count();
   c.voq_ecn_kmax = g.bytes("voq_ecn_kmax", Bytes(c.voq_ecn_kmax), Bytes(1), kMaxBytes,
-                               "VOQ depth marked with network.ecn.pmax [UNVERIFIED]").count();
+                           "VOQ depth marked with network.ecn.pmax [UNVERIFIED]")
+                       .count();
   if (!g.describing() && c.voq_ecn_kmax <= c.voq_ecn_kmin) {
     g.fail("voq_ecn_kmax", "a size above fabric.gse.voq_ecn_kmin");
   }
@@ -89,24 +94,25 @@ void load_dgsq(Section& g, GseConfig& c) {
 // Reordering, fault notice, the link monitor and back-pressure (docs/FAULTS.md).
 void load_gse_faults(Section& g, GseConfig& c) {
   c.reorder_timeout = g.time("reorder_timeout", c.reorder_timeout,
-                                 "give up on a container that does not complete [UNVERIFIED]");
-  if (!g.describing() && c.reorder_timeout.ps() <= 0) g.fail("reorder_timeout", "a positive duration");
+                             "give up on a container that does not complete [UNVERIFIED]");
+  if (!g.describing() && c.reorder_timeout.ps() <= 0)
+    g.fail("reorder_timeout", "a positive duration");
   c.detect = g.time("detect", c.detect,
-                        "a device notices that its own link died (loss of signal) [UNVERIFIED]");
+                    "a device notices that its own link died (loss of signal) [UNVERIFIED]");
   c.notice_hop = g.time("notice_hop", c.notice_hop,
-                            "physical-layer fault notice and back-pressure delay per hop "
-                            "(seed 000: microseconds) [UNVERIFIED]");
+                        "physical-layer fault notice and back-pressure delay per hop "
+                        "(seed 000: microseconds) [UNVERIFIED]");
   c.monitor_window = g.time("monitor_window", c.monitor_window,
-                                "FEC error counting window of the link-quality monitor");
+                            "FEC error counting window of the link-quality monitor");
   c.ber_threshold = g.real("ber_threshold", c.ber_threshold, 1e-12, 0.5,
-                               "declare a link failing above this estimated pre-FEC BER "
-                               "(default: the BER KP4 FEC is specified for)");
+                           "declare a link failing above this estimated pre-FEC BER "
+                           "(default: the BER KP4 FEC is specified for)");
   c.fault_flush = g.time("fault_flush", c.fault_flush,
-                             "on a fault notice, wait at most this for missing containers (they "
-                             "may be lost with the cable) [UNVERIFIED]");
+                         "on a fault notice, wait at most this for missing containers (they "
+                         "may be lost with the cable) [UNVERIFIED]");
   c.publish_interval = g.time("publish_interval", c.publish_interval,
-                                  "GSF downlink backlog publication period (path = "
-                                  "\"adaptive\") [UNVERIFIED]");
+                              "GSF downlink backlog publication period (path = "
+                              "\"adaptive\") [UNVERIFIED]");
   if (!g.describing()) {
     if (c.monitor_window.ps() <= 0) g.fail("monitor_window", "a positive duration");
     if (c.publish_interval.ps() <= 0) g.fail("publish_interval", "a positive duration");
@@ -142,7 +148,8 @@ class GseFabricKind final : public FabricKind {
     }
     return KindConfig::of(c);
   }
-  std::unique_ptr<FabricInstance> install(const KindConfig& cfg, const FabricEnv& env) const override {
+  std::unique_ptr<FabricInstance> install(const KindConfig& cfg,
+                                          const FabricEnv& env) const override {
     return std::make_unique<GseFabric>(cfg.get<GseConfig>(), env);
   }
 };
@@ -197,8 +204,9 @@ GseFabric::GseFabric(const GseConfig& cfg, const FabricEnv& env) : cfg_(cfg), ne
         host_of_port[topo.host_port[h]] = static_cast<int64_t>(h);
       }
     }
-    auto dgsq = std::make_unique<GseDgsq>(env.sim, sw, cfg_, sources_.back(), topo.uplink_ports(sw_id),
-                                          host_of_port, env.framing_bytes);
+    auto dgsq =
+        std::make_unique<GseDgsq>(env.sim, sw, cfg_, sources_.back(), topo.uplink_ports(sw_id),
+                                  host_of_port, env.framing_bytes);
     dgsq->set_gsos(gsos_.get());
     dgsqs_.push_back(dgsq.get());
     sw.add_extension(std::move(dgsq));
@@ -220,7 +228,9 @@ GseFabric::GseFabric(const GseConfig& cfg, const FabricEnv& env) : cfg_(cfg), ne
 
 GseFabric::~GseFabric() = default;
 
-void GseFabric::start() { gsos_->start(cfg_.path == ContainerPath::kAdaptive); }
+void GseFabric::start() {
+  gsos_->start(cfg_.path == ContainerPath::kAdaptive);
+}
 
 void GseFabric::add_stats(nlohmann::ordered_json& j, Time now) const {
   uint64_t containers = 0;
@@ -237,10 +247,14 @@ void GseFabric::add_stats(nlohmann::ordered_json& j, Time now) const {
   if (!dgsqs_.empty()) {
     GseDgsq::Stats d;
     for (const auto* q : dgsqs_) d.merge(q->stats());
-    j["dgsq"] = {{"requests", d.requests},           {"grants", d.grants},
-                 {"granted_bytes", d.granted_bytes}, {"fallback_packets", d.fallback_packets},
-                 {"voqs_created", d.voqs_created},   {"peak_voqs_per_gsp", d.peak_voqs},
-                 {"peak_voq_bytes_per_gsp", d.peak_voq_bytes}, {"hold_drops", d.hold_drops},
+    j["dgsq"] = {{"requests", d.requests},
+                 {"grants", d.grants},
+                 {"granted_bytes", d.granted_bytes},
+                 {"fallback_packets", d.fallback_packets},
+                 {"voqs_created", d.voqs_created},
+                 {"peak_voqs_per_gsp", d.peak_voqs},
+                 {"peak_voq_bytes_per_gsp", d.peak_voq_bytes},
+                 {"hold_drops", d.hold_drops},
                  {"ecn_marks", d.ecn_marks}};
   }
   const auto gsps = static_cast<long double>(std::max<size_t>(1, reorders.size()));
@@ -290,6 +304,8 @@ void GseFabric::add_cable_stats(nlohmann::ordered_json& entry, uint32_t cable, T
   entry["known_by_all_after_us"] = known ? (all - first).us_f() : -1.0;
 }
 
-std::unique_ptr<FabricKind> make_gse_fabric() { return std::make_unique<GseFabricKind>(); }
+std::unique_ptr<FabricKind> make_gse_fabric() {
+  return std::make_unique<GseFabricKind>();
+}
 
 }  // namespace fabsim

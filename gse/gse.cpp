@@ -87,7 +87,8 @@ uint16_t GseSourceSelector::choose(const uint16_t* ports, uint32_t n, uint32_t c
       int64_t total = 0;
       uint32_t best = 0;
       for (uint32_t k = 0; k < n; ++k) {
-        const int64_t w = std::max<int64_t>(1, sw_.port(ports[k]).link()->config().rate.bps() / 1'000'000'000);
+        const int64_t w =
+            std::max<int64_t>(1, sw_.port(ports[k]).link()->config().rate.bps() / 1'000'000'000);
         credit_[ports[k]] += w;
         total += w;
         if (credit_[ports[k]] > credit_[ports[best]]) best = k;
@@ -163,9 +164,15 @@ GseReorder::GseReorder(Simulation& sim, ReleaseSink& sink, const GseConfig& cfg,
                        std::vector<bool> host_port)
     : sim_(sim), sink_(sink), cfg_(cfg), host_port_(std::move(host_port)) {}
 
-void SwitchSink::release(Packet* p, uint16_t out) { sw_.inject(p, out); }
-bool SwitchSink::hold(Packet* p) { return sw_.hold(p); }
-void SwitchSink::release_held(Packet* p, uint16_t out) { sw_.send_held(p, out); }
+void SwitchSink::release(Packet* p, uint16_t out) {
+  sw_.inject(p, out);
+}
+bool SwitchSink::hold(Packet* p) {
+  return sw_.hold(p);
+}
+void SwitchSink::release_held(Packet* p, uint16_t out) {
+  sw_.send_held(p, out);
+}
 
 GseNic::GseNic(Simulation& sim, Host& host, const GseConfig& cfg, int64_t framing_bytes)
     : host_(host), cfg_(cfg), framing_(framing_bytes), reorder_(sim, *this, cfg, {true}) {}
@@ -173,7 +180,8 @@ GseNic::GseNic(Simulation& sim, Host& host, const GseConfig& cfg, int64_t framin
 // Numbered as the NIC dequeues the packet, in wire bytes, per destination egress port.
 void GseNic::on_send(Packet& p) {
   if (!is_data(p.type)) return;
-  auto [it, fresh] = streams_.try_emplace(p.dst, ContainerAssigner(cfg_.rule, cfg_.container_bytes));
+  auto [it, fresh] =
+      streams_.try_emplace(p.dst, ContainerAssigner(cfg_.rule, cfg_.container_bytes));
   const auto a = it->second.assign(p.size + cfg_.header_bytes + framing_);
   if (a.opened) ++containers_;
   stamp(p, a, static_cast<uint16_t>(host_.id()), cfg_.header_bytes);

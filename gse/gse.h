@@ -49,35 +49,35 @@ enum class GseMode : uint8_t {
 struct GseConfig {
   bool enabled = false;
   GseMode mode = GseMode::kN2N;
-  int64_t header_bytes = 16;       // [UNVERIFIED] no field list published
-  int64_t container_bytes = 16384; // seed 002 §3.2: 16 KB
+  int64_t header_bytes = 16;        // [UNVERIFIED] no field list published
+  int64_t container_bytes = 16384;  // seed 002 §3.2: 16 KB
   ContainerRule rule = ContainerRule::kCumulative;
   ContainerPath path = ContainerPath::kIndex;
   Time reorder_timeout = Time::us(100);  // [UNVERIFIED] give up on an incomplete container
-  bool record_containers = false;  // keep (stream, container, uplink) for tests
+  bool record_containers = false;        // keep (stream, container, uplink) for tests
   // DGSQ (data plane II)
   bool dgsq = false;
-  int64_t grant_quantum = 16384;          // bytes per grant (one container by default)
-  double grant_rate = 1.0;                // share of the port's rate granted at most
-  int64_t grant_gate = 32768;             // no grant while the port queues more (egress flow control)
-  bool transit_caps = true;               // grants to remote sources within the GSFs' capacity
-  double transit_share = 0.97;            // share of the spine links' rate granted (ACKs cross too)
-  int64_t voq_pool_queues = 4096;         // VOQs a GSP can have at once
+  int64_t grant_quantum = 16384;   // bytes per grant (one container by default)
+  double grant_rate = 1.0;         // share of the port's rate granted at most
+  int64_t grant_gate = 32768;      // no grant while the port queues more (egress flow control)
+  bool transit_caps = true;        // grants to remote sources within the GSFs' capacity
+  double transit_share = 0.97;     // share of the spine links' rate granted (ACKs cross too)
+  int64_t voq_pool_queues = 4096;  // VOQs a GSP can have at once
   int64_t voq_pool_bytes = int64_t{64} << 20;  // bytes all its VOQs can hold
-  std::vector<double> grant_weights;      // per source GSP (leaf) id; empty = round robin
+  std::vector<double> grant_weights;           // per source GSP (leaf) id; empty = round robin
   bool record_grants = false;
-  bool voq_ecn = false;                   // RED/ECN marks at VOQ dequeue on the VOQ depth
-  int64_t voq_ecn_kmin = 262144;          // [UNVERIFIED] VOQ depth with no marking
-  int64_t voq_ecn_kmax = 1048576;         // [UNVERIFIED] VOQ depth marked with network.ecn.pmax
+  bool voq_ecn = false;            // RED/ECN marks at VOQ dequeue on the VOQ depth
+  int64_t voq_ecn_kmin = 262144;   // [UNVERIFIED] VOQ depth with no marking
+  int64_t voq_ecn_kmax = 1048576;  // [UNVERIFIED] VOQ depth marked with network.ecn.pmax
   // GSOS: fault notice and back-pressure (gsos.h, docs/FAULTS.md)
-  Time detect = Time::us(1);          // [UNVERIFIED] a device notices its link died (loss of signal)
-  Time notice_hop = Time::us(1);      // [UNVERIFIED] physical-layer notice, per hop
-  Time monitor_window = Time::us(10); // FEC error counting window
-  double ber_threshold = 2.4e-4;      // declare failing above this pre-FEC BER (KP4 FEC's limit)
+  Time detect = Time::us(1);      // [UNVERIFIED] a device notices its link died (loss of signal)
+  Time notice_hop = Time::us(1);  // [UNVERIFIED] physical-layer notice, per hop
+  Time monitor_window = Time::us(10);   // FEC error counting window
+  double ber_threshold = 2.4e-4;        // declare failing above this pre-FEC BER (KP4 FEC's limit)
   Time publish_interval = Time::us(2);  // [UNVERIFIED] GSF downlink state publication period
   // On learning of a failed or failing cable, a destination GSP stops waiting for missing
   // containers after this (they may have been lost with it) instead of reorder_timeout.
-  Time fault_flush = Time::us(5);     // [UNVERIFIED] about the fabric's worst one-way latency
+  Time fault_flush = Time::us(5);  // [UNVERIFIED] about the fabric's worst one-way latency
 };
 
 /// The GSE header fields, stored in the fabric half of Packet::ext (16 bytes).
@@ -90,7 +90,9 @@ struct GseHeader {
   uint16_t prev_gap = 0;    // container id minus the previous non-empty one's (0: none)
 };
 static_assert(sizeof(GseHeader) == 16);
-inline GseHeader gse_header(const Packet& p) { return p.get_ext_at<GseHeader, kFabricExtOffset>(); }
+inline GseHeader gse_header(const Packet& p) {
+  return p.get_ext_at<GseHeader, kFabricExtOffset>();
+}
 inline void set_gse_header(Packet& p, const GseHeader& h) {
   p.set_ext_at<GseHeader, kFabricExtOffset>(h);
   p.flags = static_cast<uint8_t>(p.flags | kFabricHeader);
@@ -218,16 +220,16 @@ class GseReorder : public SwitchExtension, public EventTarget {
   void flush_by(Time deadline);
 
   struct Stats {
-    uint64_t packets = 0;           // GSE packets that reached this destination GSP
-    uint64_t held = 0;              // of those, held for order
-    uint64_t timeouts = 0;          // containers given up
-    uint64_t flushes = 0;           // fault notices that shortened the wait
-    uint64_t late = 0;              // packets of a container already given up
-    uint64_t dropped = 0;           // refused by the buffer while waiting
-    int64_t held_bytes = 0;         // now
+    uint64_t packets = 0;    // GSE packets that reached this destination GSP
+    uint64_t held = 0;       // of those, held for order
+    uint64_t timeouts = 0;   // containers given up
+    uint64_t flushes = 0;    // fault notices that shortened the wait
+    uint64_t late = 0;       // packets of a container already given up
+    uint64_t dropped = 0;    // refused by the buffer while waiting
+    int64_t held_bytes = 0;  // now
     int64_t peak_bytes = 0;
     int64_t peak_packets = 0;
-    long double byte_time = 0;      // integral of held bytes over time (byte x ps)
+    long double byte_time = 0;  // integral of held bytes over time (byte x ps)
     /// Adds another GSP's counters (peaks: the largest).
     void merge(const Stats& o) {
       packets += o.packets;
@@ -249,8 +251,8 @@ class GseReorder : public SwitchExtension, public EventTarget {
     uint16_t out;
   };
   struct Stream {
-    uint32_t cur = 0;         // container being released
-    uint16_t released = 0;    // packets of cur released
+    uint32_t cur = 0;                                // container being released
+    uint16_t released = 0;                           // packets of cur released
     std::map<uint32_t, std::vector<Held>> buffered;  // later containers, arrival order
     std::unordered_map<uint32_t, uint16_t> count;    // container -> packets (from successors)
     std::unordered_map<uint32_t, uint32_t> next;     // container -> next non-empty container

@@ -14,7 +14,8 @@ constexpr uint32_t kNone = ~0U;
 }  // namespace
 
 Time GrantPolicy::window(Rate port) const {
-  return serialization_delay(quantum, Rate(static_cast<int64_t>(static_cast<double>(port.bps()) * rate_share)));
+  return serialization_delay(
+      quantum, Rate(static_cast<int64_t>(static_cast<double>(port.bps()) * rate_share)));
 }
 
 uint64_t poisson(Rng& rng, double mean) {
@@ -57,7 +58,8 @@ Gsos::Gsos(Simulation& sim, Network& net, const TopologyInfo& topo, const GseCon
   ingress_capacity_.assign(topo.tors.size(), Rate());
   for (size_t sw = 0; sw < switches; ++sw) recompute(static_cast<uint32_t>(sw));
   for (size_t c = 0; c < cables; ++c) {
-    if (topo.cables[c].up->ber() > 0 || topo.cables[c].down->ber() > 0) on_cable_ber(static_cast<uint32_t>(c));
+    if (topo.cables[c].up->ber() > 0 || topo.cables[c].down->ber() > 0)
+      on_cable_ber(static_cast<uint32_t>(c));
   }
 }
 
@@ -82,7 +84,8 @@ void Gsos::recompute(uint32_t sw) {
 
 // A port is usable towards `dst` if it is a host port, or its cable is usable in this view and
 // the switch at its far end still reaches the destination's ToR (down, or up then down).
-uint32_t Gsos::filter(uint32_t sw, uint32_t dst, const uint16_t* ports, uint32_t n, uint16_t* out) const {
+uint32_t Gsos::filter(uint32_t sw, uint32_t dst, const uint16_t* ports, uint32_t n,
+                      uint16_t* out) const {
   const uint32_t dst_tor = topo_.tor_of_host[dst];
   const ClosReach& reach = *reach_[sw];
   const auto& pc = topo_.port_cable[sw];
@@ -96,7 +99,8 @@ uint32_t Gsos::filter(uint32_t sw, uint32_t dst, const uint16_t* ports, uint32_t
     }
     if (view_[sw][c] == 0) continue;
     const Cable& cab = topo_.cables[c];
-    const bool ok = cab.lower == sw ? reach.any(cab.upper, dst_tor) : reach.down(cab.lower, dst_tor);
+    const bool ok =
+        cab.lower == sw ? reach.any(cab.upper, dst_tor) : reach.down(cab.lower, dst_tor);
     if (ok) out[k++] = p;
   }
   return k;
@@ -129,7 +133,8 @@ void Gsos::propagate(uint32_t cable, bool usable, Time detected) {
   for (size_t sw = 0; sw < switches; ++sw) {
     if (hops[sw] < 0) continue;
     notices_.push_back({static_cast<uint32_t>(sw), cable, usable});
-    sim_.schedule(detected + cfg_.notice_hop * hops[sw], this, static_cast<uint32_t>(notices_.size() - 1));
+    sim_.schedule(detected + cfg_.notice_hop * hops[sw], this,
+                  static_cast<uint32_t>(notices_.size() - 1));
   }
 }
 
@@ -150,11 +155,13 @@ void Gsos::apply(const Notice& n) {
 void Gsos::on_cable_state(uint32_t cable, bool alive) {
   const bool before = truth_usable(cable);
   alive_[cable] = alive ? 1 : 0;
-  if (truth_usable(cable) != before) propagate(cable, truth_usable(cable), sim_.now() + cfg_.detect);
+  if (truth_usable(cable) != before)
+    propagate(cable, truth_usable(cable), sim_.now() + cfg_.detect);
 }
 
 void Gsos::on_cable_ber(uint32_t cable) {
-  if (std::find(monitored_.begin(), monitored_.end(), cable) == monitored_.end()) monitored_.push_back(cable);
+  if (std::find(monitored_.begin(), monitored_.end(), cable) == monitored_.end())
+    monitored_.push_back(cable);
   if (!monitor_armed_) {
     monitor_armed_ = true;
     sim_.schedule_background(sim_.now() + cfg_.monitor_window, this, kMonitorTag);
@@ -173,7 +180,8 @@ void Gsos::monitor() {
     double worst = 0;
     for (const Link* link : {cab.up, cab.down}) {
       if (link->ber() <= 0) continue;
-      const double bits = static_cast<double>(link->config().rate.bps()) * cfg_.monitor_window.sec_f();
+      const double bits =
+          static_cast<double>(link->config().rate.bps()) * cfg_.monitor_window.sec_f();
       const double symbols = bits / 10.0;
       const double ps = -std::expm1(10.0 * std::log1p(-link->ber()));
       const auto errors = static_cast<double>(poisson(rng_, symbols * ps));
@@ -237,13 +245,15 @@ void Gsos::on_event(uint32_t tag, uint32_t /*gen*/) {
     sim_.background_fired();
     monitor();
     monitor_armed_ = !monitored_.empty() && sim_.foreground_pending();
-    if (monitor_armed_) sim_.schedule_background(sim_.now() + cfg_.monitor_window, this, kMonitorTag);
+    if (monitor_armed_)
+      sim_.schedule_background(sim_.now() + cfg_.monitor_window, this, kMonitorTag);
     return;
   }
   if (tag == kPublishTag) {
     sim_.background_fired();
     publish();
-    if (sim_.foreground_pending()) sim_.schedule_background(sim_.now() + cfg_.publish_interval, this, kPublishTag);
+    if (sim_.foreground_pending())
+      sim_.schedule_background(sim_.now() + cfg_.publish_interval, this, kPublishTag);
     return;
   }
   apply(notices_[tag]);

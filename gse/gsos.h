@@ -18,9 +18,9 @@
 
 #include <cstdint>  // ids
 #include <deque>
-#include <map>        // reachability shared by identical views
-#include <memory>     // shared_ptr    // published snapshots
-#include <vector>   // views
+#include <map>     // reachability shared by identical views
+#include <memory>  // shared_ptr    // published snapshots
+#include <vector>  // views
 
 #include "core/rng.h"
 #include "core/simulation.h"
@@ -33,9 +33,9 @@ namespace fabsim {
 
 /// Grant policy held by GSOS and read by every DGSQ egress scheduler.
 struct GrantPolicy {
-  int64_t quantum = 16384;     // bytes per grant
-  double rate_share = 1.0;     // share of an egress port's rate that is granted at most
-  std::vector<double> weights; // per source GSP (switch id); empty or missing = 1
+  int64_t quantum = 16384;      // bytes per grant
+  double rate_share = 1.0;      // share of an egress port's rate that is granted at most
+  std::vector<double> weights;  // per source GSP (switch id); empty or missing = 1
   double weight(uint32_t gsp) const { return gsp < weights.size() ? weights[gsp] : 1.0; }
   /// Time one quantum takes at the granted share of `port`: grants to a port are spaced by it.
   Time window(Rate port) const;
@@ -47,9 +47,9 @@ class Gsos : public FaultListener, public EventTarget {
 
   // Global ids of edge egress ports.
   struct EdgePort {
-    uint32_t tor = 0;     // ToR index (topology contract)
-    uint32_t sw = 0;      // switch id
-    uint16_t port = 0;    // port on that switch
+    uint32_t tor = 0;   // ToR index (topology contract)
+    uint32_t sw = 0;    // switch id
+    uint16_t port = 0;  // port on that switch
   };
   size_t edge_ports() const { return edge_.size(); }
   const EdgePort& edge_port(uint32_t id) const { return edge_[id]; }
@@ -62,7 +62,8 @@ class Gsos : public FaultListener, public EventTarget {
   bool faults_known(uint32_t sw) const { return unusable_[sw] > 0; }
   /// Writes to `out` the candidates among `ports` that switch `sw` may use towards host `dst`;
   /// returns how many.
-  uint32_t filter(uint32_t sw, uint32_t dst, const uint16_t* ports, uint32_t n, uint16_t* out) const;
+  uint32_t filter(uint32_t sw, uint32_t dst, const uint16_t* ports, uint32_t n,
+                  uint16_t* out) const;
   bool usable_in_view(uint32_t sw, uint32_t cable) const { return view_[sw][cable] != 0; }
   /// When switch `sw` last changed its view of `cable` (Time::max() if never).
   Time known_at(uint32_t sw, uint32_t cable) const { return known_at_[sw][cable]; }
@@ -88,7 +89,7 @@ class Gsos : public FaultListener, public EventTarget {
   void on_event(uint32_t tag, uint32_t gen) override;
 
   struct Stats {
-    uint64_t notices = 0;        // view changes delivered to devices
+    uint64_t notices = 0;  // view changes delivered to devices
     uint64_t declared_failing = 0;
     uint64_t declared_recovered = 0;
     uint64_t publications = 0;
@@ -120,18 +121,18 @@ class Gsos : public FaultListener, public EventTarget {
   GrantPolicy policy_;
   Rng rng_;
   std::vector<EdgePort> edge_;
-  std::vector<uint8_t> alive_;         // truth, per cable
-  std::vector<uint8_t> failing_;       // declared by the BER monitor, per cable
-  std::vector<std::vector<uint8_t>> view_;     // [switch][cable] usable as known
-  std::vector<std::vector<Time>> known_at_;    // [switch][cable]
-  std::vector<size_t> unusable_;               // [switch] cables known unusable
+  std::vector<uint8_t> alive_;               // truth, per cable
+  std::vector<uint8_t> failing_;             // declared by the BER monitor, per cable
+  std::vector<std::vector<uint8_t>> view_;   // [switch][cable] usable as known
+  std::vector<std::vector<Time>> known_at_;  // [switch][cable]
+  std::vector<size_t> unusable_;             // [switch] cables known unusable
   // [switch]: up/down reachability in that switch's view; switches with the same view share
   // one (keyed by the cables they know unusable).
   std::vector<std::shared_ptr<const ClosReach>> reach_;
   std::map<std::vector<uint32_t>, std::shared_ptr<const ClosReach>> reach_cache_;
-  std::vector<Rate> ingress_capacity_;         // per ToR
+  std::vector<Rate> ingress_capacity_;  // per ToR
   std::vector<Notice> notices_;
-  std::vector<uint32_t> monitored_;            // cables with a bit error rate
+  std::vector<uint32_t> monitored_;  // cables with a bit error rate
   bool monitor_armed_ = false;
   std::deque<Snapshot> snaps_;
   std::vector<GseReorder*> reorders_;  // by switch id

@@ -16,7 +16,8 @@ constexpr uint64_t fmix64(uint64_t k) {
 uint64_t five_tuple_hash(const Packet& p, uint64_t seed) {
   constexpr uint64_t kUdp = 17;
   const uint64_t a = (static_cast<uint64_t>(p.src) << 32) | p.dst;
-  const uint64_t b = (static_cast<uint64_t>(p.sport) << 32) | (static_cast<uint64_t>(p.dport) << 8) | kUdp;
+  const uint64_t b =
+      (static_cast<uint64_t>(p.sport) << 32) | (static_cast<uint64_t>(p.dport) << 8) | kUdp;
   return fmix64(fmix64(a ^ seed) ^ (b + 0x9e3779b97f4a7c15ULL));
 }
 

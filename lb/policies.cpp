@@ -58,8 +58,14 @@ class FlowletPolicy final : public PathPolicyKind {
 
 }  // namespace
 
-std::unique_ptr<PathPolicyKind> make_ecmp_policy() { return std::make_unique<EcmpPolicy>(); }
-std::unique_ptr<PathPolicyKind> make_spray_policy() { return std::make_unique<SprayPolicy>(); }
-std::unique_ptr<PathPolicyKind> make_flowlet_policy() { return std::make_unique<FlowletPolicy>(); }
+std::unique_ptr<PathPolicyKind> make_ecmp_policy() {
+  return std::make_unique<EcmpPolicy>();
+}
+std::unique_ptr<PathPolicyKind> make_spray_policy() {
+  return std::make_unique<SprayPolicy>();
+}
+std::unique_ptr<PathPolicyKind> make_flowlet_policy() {
+  return std::make_unique<FlowletPolicy>();
+}
 
 }  // namespace fabsim

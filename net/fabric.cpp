@@ -29,6 +29,8 @@ class EthernetFabric final : public FabricKind {
 
 }  // namespace
 
-std::unique_ptr<FabricKind> make_ethernet_fabric() { return std::make_unique<EthernetFabric>(); }
+std::unique_ptr<FabricKind> make_ethernet_fabric() {
+  return std::make_unique<EthernetFabric>();
+}
 
 }  // namespace fabsim

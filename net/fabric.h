@@ -59,7 +59,8 @@ class FabricKind {
   virtual std::string_view description() const = 0;
   /// Declares and reads the kind's keys under `[fabric]`; `hosts` says what it runs on.
   virtual KindConfig load(Section& s, const HostShape& hosts) const = 0;
-  virtual std::unique_ptr<FabricInstance> install(const KindConfig& cfg, const FabricEnv& env) const = 0;
+  virtual std::unique_ptr<FabricInstance> install(const KindConfig& cfg,
+                                                  const FabricEnv& env) const = 0;
 };
 
 /// Plain Ethernet: switches forward with routing.policy; no keys.

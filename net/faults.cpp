@@ -38,13 +38,15 @@ FaultInjector::FaultInjector(Simulation& sim, const TopologyInfo& topo,
   std::stable_sort(changes_.begin(), changes_.end(),
                    [](const Change& a, const Change& b) { return a.at < b.at; });
   for (const Change& ch : changes_) {
-    const bool faulty = ch.action == FaultAction::kDown || (ch.action == FaultAction::kBer && ch.ber > 0);
+    const bool faulty =
+        ch.action == FaultAction::kDown || (ch.action == FaultAction::kBer && ch.ber > 0);
     if (faulty) first_fault_[ch.cable] = std::min(first_fault_[ch.cable], ch.at);
   }
 }
 
 void FaultInjector::start() {
-  for (size_t i = 0; i < changes_.size(); ++i) sim_.schedule(changes_[i].at, this, static_cast<uint32_t>(i));
+  for (size_t i = 0; i < changes_.size(); ++i)
+    sim_.schedule(changes_[i].at, this, static_cast<uint32_t>(i));
 }
 
 void FaultInjector::on_event(uint32_t tag, uint32_t /*gen*/) {

@@ -1,6 +1,7 @@
 // Fault schedule and routing reconvergence (issue 7; seed 000 §3.3 and Table 1, seed 002 §4).
 // docs/FAULTS.md states the models and their parameters.
-//  - FaultInjector applies a scenario's schedule to the topology's cables (any tier): a cable goes down or
+//  - FaultInjector applies a scenario's schedule to the topology's cables (any tier): a cable goes
+//  down or
 //    comes back, flaps (down for `down_for`, up for `up_for`, `count` times), or its pre-FEC
 //    bit error rate changes. Listeners (routing, GSE's GSOS) hear every change.
 //  - Reconvergence is the Ethernet fabric's control plane: switches keep their routes (and ECMP

@@ -8,7 +8,9 @@ namespace fabsim {
 Host::Host(Simulation& sim, uint32_t id, std::string name, const EndpointTable& endpoints)
     : sim_(sim), id_(id), name_(std::move(name)), endpoints_(endpoints) {}
 
-void Host::attach(Link* out) { port_ = std::make_unique<EgressPort>(sim_, this, 0, out, /*pulls=*/true); }
+void Host::attach(Link* out) {
+  port_ = std::make_unique<EgressPort>(sim_, this, 0, out, /*pulls=*/true);
+}
 
 void Host::activate(TxSource* s) {
   if (!s->on_nic_) {

@@ -19,7 +19,9 @@ namespace fabsim {
 inline IntStackHeader int_header(const ExtBlock& b) {
   return b.get_at<IntStackHeader, kIntHeaderOffset>();
 }
-inline IntHop int_hop(const ExtBlock& b, int i) { return b.get<IntHop>(int_hop_offset(i)); }
+inline IntHop int_hop(const ExtBlock& b, int i) {
+  return b.get<IntHop>(int_hop_offset(i));
+}
 /// Asks for INT on a packet's block: up to `hops` (<= kMaxIntHops) records, none yet.
 inline void request_int(ExtBlock& b, int hops) {
   IntStackHeader h;

@@ -9,9 +9,9 @@
 namespace fabsim {
 
 namespace {
-constexpr int kRsSymbols = 544;       // codeword length in 10-bit symbols
-constexpr int kRsCorrectable = 15;    // (544 - 514) / 2
-constexpr int64_t kRsDataBits = 5140; // 514 data symbols x 10 bits
+constexpr int kRsSymbols = 544;        // codeword length in 10-bit symbols
+constexpr int kRsCorrectable = 15;     // (544 - 514) / 2
+constexpr int64_t kRsDataBits = 5140;  // 514 data symbols x 10 bits
 }  // namespace
 
 // The tail P[X > 15] for X ~ Binomial(544, ps), summed term by term in log space so that tiny

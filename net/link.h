@@ -57,14 +57,17 @@ class Link : public EventTarget {
   void on_event(uint32_t tag, uint32_t gen) override;
 
   /// Bytes a frame occupies on this link: frame + preamble/SFD + inter-frame gap.
-  int64_t wire_bytes(const Packet& p) const { return p.size + cfg_.framing_bytes + cfg_.overhead_bytes; }
+  int64_t wire_bytes(const Packet& p) const {
+    return p.size + cfg_.framing_bytes + cfg_.overhead_bytes;
+  }
   /// Serialization time of `p`; the last size is cached (most packets have one of two sizes).
   Time serialization(const Packet& p) {
     if (p.size != cached_size_) {
       cached_size_ = p.size;
       cached_ser_ = cfg_.scale_num == cfg_.scale_den
                         ? serialization_delay(wire_bytes(p), cfg_.rate)
-                        : serialization_delay(wire_bytes(p) * cfg_.scale_num, Rate(cfg_.rate.bps() * cfg_.scale_den));
+                        : serialization_delay(wire_bytes(p) * cfg_.scale_num,
+                                              Rate(cfg_.rate.bps() * cfg_.scale_den));
     }
     return cached_ser_;
   }
@@ -79,7 +82,8 @@ class Link : public EventTarget {
   void set_ber(double ber);
   double ber() const { return cfg_.ber; }
   /// Adds a security layer's cost (docs/SECURITY.md); call before traffic starts.
-  void add_security(Time extra_delay, int64_t overhead_bytes, int64_t scale_num, int64_t scale_den) {
+  void add_security(Time extra_delay, int64_t overhead_bytes, int64_t scale_num,
+                    int64_t scale_den) {
     cfg_.extra_delay += extra_delay;
     cfg_.overhead_bytes += overhead_bytes;
     cfg_.scale_num *= scale_num;
@@ -95,7 +99,7 @@ class Link : public EventTarget {
     uint64_t fault_bytes = 0;
     uint64_t error_frames = 0;  // frames lost to uncorrectable bit errors
     uint64_t error_bytes = 0;
-    Time last_data_tx;  // when the last data frame was handed to the link (0: never)
+    Time last_data_tx;     // when the last data frame was handed to the link (0: never)
     Time last_fault_loss;  // when the last frame was lost to the link being down
   };
   const FaultCounters& fault_counters() const { return faults_; }

@@ -124,7 +124,8 @@ void EgressPort::apply_pause(uint8_t cls, uint16_t quanta) {
     return;
   }
   // 1 quantum = 512 bit times at the link rate.
-  const Time duration = serialization_delay(static_cast<int64_t>(quanta) * 64, link_->config().rate);
+  const Time duration =
+      serialization_delay(static_cast<int64_t>(quanta) * 64, link_->config().rate);
   if (!paused(cls)) {
     paused_mask_ = static_cast<uint8_t>(paused_mask_ | (1U << cls));
     paused_since_[cls] = sim_.now();

@@ -24,16 +24,16 @@ class Node;
 /// Counters of one egress port (always on; reported by the results layer).
 struct PortCounters {
   uint64_t tx_packets = 0;
-  uint64_t tx_bytes = 0;       // frame bytes
+  uint64_t tx_bytes = 0;  // frame bytes
   uint64_t tx_data_packets = 0;
-  uint64_t drops = 0;          // packets dropped on admission to this port's queues (all causes)
-  uint64_t buffer_drops = 0;   //   of which the shared buffer had no room
-  uint64_t hook_drops = 0;     //   of which an admission hook said drop
-  uint64_t trims = 0;          // packets cut to their header by an admission hook
-  uint64_t ecn_marks = 0;      // CE marks applied at dequeue
-  uint64_t enqueue_marks = 0;  // CE marks applied at enqueue by an admission hook
-  uint64_t pfc_sent = 0;       // pause/resume frames this node sent out of this port
-  uint64_t pfc_received = 0;   // pause/resume frames received on this port
+  uint64_t drops = 0;            // packets dropped on admission to this port's queues (all causes)
+  uint64_t buffer_drops = 0;     //   of which the shared buffer had no room
+  uint64_t hook_drops = 0;       //   of which an admission hook said drop
+  uint64_t trims = 0;            // packets cut to their header by an admission hook
+  uint64_t ecn_marks = 0;        // CE marks applied at dequeue
+  uint64_t enqueue_marks = 0;    // CE marks applied at enqueue by an admission hook
+  uint64_t pfc_sent = 0;         // pause/resume frames this node sent out of this port
+  uint64_t pfc_received = 0;     // pause/resume frames received on this port
   int64_t peak_queue_bytes = 0;  // most bytes queued in the data classes at once
   std::array<Time, kNumClasses> paused_time{};  // time each class of this port was paused
 };
@@ -76,7 +76,9 @@ class EgressPort : public EventTarget {
   Link* link() const { return link_; }
   uint16_t index() const { return index_; }
   /// Time spent transmitting up to `now`, including the part of a frame on the wire.
-  Time busy_time(Time now) const { return busy_ - (tx_ != nullptr && tx_end_ > now ? tx_end_ - now : Time()); }
+  Time busy_time(Time now) const {
+    return busy_ - (tx_ != nullptr && tx_end_ > now ? tx_end_ - now : Time());
+  }
   PortCounters& counters() { return counters_; }
   const PortCounters& counters() const { return counters_; }
   /// Closes open pause intervals at the end of a run and returns queued packets to the pool.

@@ -18,10 +18,10 @@ class NoSecurity final : public SecurityKind {
 struct Cost {
   const char* name;
   const char* description;
-  bool per_link;       // every hop (link kinds) or the host links only (NIC kinds)
-  Time latency;        // default added latency
-  int64_t bytes;       // default bytes (0 and not a key for PHYSec)
-  bool channel;        // PHYSec channel-level block overhead
+  bool per_link;  // every hop (link kinds) or the host links only (NIC kinds)
+  Time latency;   // default added latency
+  int64_t bytes;  // default bytes (0 and not a key for PHYSec)
+  bool channel;   // PHYSec channel-level block overhead
   const char* latency_doc;
   const char* bytes_doc;
 };
@@ -60,7 +60,10 @@ class Encryption final : public SecurityKind {
     for (size_t h = 0; h < net.host_count(); ++h) {
       const auto host = static_cast<uint32_t>(h);
       net.host(h).port().link()->add_security(c.latency, 0, 1, 1);
-      net.sw(topo.tor_switch_of_host(host)).port(topo.host_port[h]).link()->add_security(c.latency, 0, 1, 1);
+      net.sw(topo.tor_switch_of_host(host))
+          .port(topo.host_port[h])
+          .link()
+          ->add_security(c.latency, 0, 1, 1);
     }
   }
 
@@ -74,34 +77,38 @@ constexpr const char* kNicLatency = "added latency per NIC on each side [UNVERIF
 
 }  // namespace
 
-std::unique_ptr<SecurityKind> make_no_security() { return std::make_unique<NoSecurity>(); }
+std::unique_ptr<SecurityKind> make_no_security() {
+  return std::make_unique<NoSecurity>();
+}
 std::unique_ptr<SecurityKind> make_physec_link() {
-  return std::make_unique<Encryption>(Cost{
-      "physec_link", "PHYSec link-level encryption in the optical module: latency, no bytes "
-      "(seed 002 §2.2.3)", true, Time::ns(100), 0, false, kHopLatency, ""});
+  return std::make_unique<Encryption>(
+      Cost{"physec_link",
+           "PHYSec link-level encryption in the optical module: latency, no bytes "
+           "(seed 002 §2.2.3)",
+           true, Time::ns(100), 0, false, kHopLatency, ""});
 }
 std::unique_ptr<SecurityKind> make_physec_channel() {
-  return std::make_unique<Encryption>(Cost{
-      "physec_channel", "PHYSec channel-level encryption of the 64B/66B block stream: latency "
-      "and a D + S/T blocks per segment (seed 002 §2.2.3)", true, Time::ns(100), 0, true,
-      kHopLatency, ""});
+  return std::make_unique<Encryption>(
+      Cost{"physec_channel",
+           "PHYSec channel-level encryption of the 64B/66B block stream: latency "
+           "and a D + S/T blocks per segment (seed 002 §2.2.3)",
+           true, Time::ns(100), 0, true, kHopLatency, ""});
 }
 std::unique_ptr<SecurityKind> make_macsec() {
-  return std::make_unique<Encryption>(Cost{
-      "macsec", "MACsec (IEEE 802.1AE) on every link: latency and bytes per frame", true,
-      Time::ns(200), 32, false, "added latency per hop (encrypt + decrypt) [UNVERIFIED]",
-      "bytes added per frame: SecTAG 16 + ICV 16"});
+  return std::make_unique<Encryption>(
+      Cost{"macsec", "MACsec (IEEE 802.1AE) on every link: latency and bytes per frame", true,
+           Time::ns(200), 32, false, "added latency per hop (encrypt + decrypt) [UNVERIFIED]",
+           "bytes added per frame: SecTAG 16 + ICV 16"});
 }
 std::unique_ptr<SecurityKind> make_ipsec() {
   return std::make_unique<Encryption>(Cost{
-      "ipsec", "IPsec ESP end to end (per NIC): latency and bytes per packet", false,
-      Time::ns(500), 36, false, kNicLatency,
-      "bytes added per packet: ESP transport mode with AES-GCM"});
+      "ipsec", "IPsec ESP end to end (per NIC): latency and bytes per packet", false, Time::ns(500),
+      36, false, kNicLatency, "bytes added per packet: ESP transport mode with AES-GCM"});
 }
 std::unique_ptr<SecurityKind> make_psp() {
-  return std::make_unique<Encryption>(Cost{
-      "psp", "PSP end to end (per NIC): latency and bytes per packet", false, Time::ns(300), 40,
-      false, kNicLatency, "bytes added per packet: UDP 8 + PSP header 16 + ICV 16"});
+  return std::make_unique<Encryption>(
+      Cost{"psp", "PSP end to end (per NIC): latency and bytes per packet", false, Time::ns(300),
+           40, false, kNicLatency, "bytes added per packet: UDP 8 + PSP header 16 + ICV 16"});
 }
 
 }  // namespace fabsim

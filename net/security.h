@@ -32,7 +32,8 @@ class SecurityKind {
   /// Bytes every packet's header grows by (end-to-end kinds).
   virtual int64_t header_bytes(const KindConfig& /*cfg*/) const { return 0; }
   /// Applies the cost to the links of a built network.
-  virtual void apply(const KindConfig& /*cfg*/, Network& /*net*/, const TopologyInfo& /*topo*/) const {}
+  virtual void apply(const KindConfig& /*cfg*/, Network& /*net*/,
+                     const TopologyInfo& /*topo*/) const {}
 };
 
 std::unique_ptr<SecurityKind> make_no_security();

@@ -59,8 +59,8 @@ void Switch::set_routes(const std::vector<std::vector<uint16_t>>& per_host) {
     auto [it, fresh] = seen.try_emplace(per_host[h], static_cast<uint16_t>(groups_.size()));
     if (fresh) {
       FABSIM_ASSERT(groups_.size() < 65535);
-      groups_.push_back({static_cast<uint32_t>(group_ports_.size()),
-                         static_cast<uint32_t>(per_host[h].size())});
+      groups_.push_back(
+          {static_cast<uint32_t>(group_ports_.size()), static_cast<uint32_t>(per_host[h].size())});
       group_ports_.insert(group_ports_.end(), per_host[h].begin(), per_host[h].end());
     }
     route_group_[h] = it->second;
@@ -102,8 +102,8 @@ int64_t Switch::pfc_threshold(uint16_t port) const {
   if (cfg_.pfc.mode == PfcThreshold::kStatic) return cfg_.pfc.xoff.count();
   const int64_t free_bytes =
       cfg_.buffer.size.count() - total_headroom_ - total_reserve_ - shared_used_;
-  return std::max<int64_t>(0, static_cast<int64_t>(static_cast<double>(free_bytes) *
-                                                   ports_[port].alpha));
+  return std::max<int64_t>(
+      0, static_cast<int64_t>(static_cast<double>(free_bytes) * ports_[port].alpha));
 }
 
 int64_t Switch::shared_of(const PortState& s, uint8_t cls) const {
@@ -179,10 +179,10 @@ void Switch::check_xon(uint16_t in, uint8_t cls) {
   PortState& s = ports_[in];
   if (!((s.xoff_mask >> cls) & 1U) || s.hdrm[cls] > 0) return;
   const int64_t shared = shared_of(s, cls);
-  const bool resume = cfg_.pfc.mode == PfcThreshold::kStatic
-                          ? shared <= cfg_.pfc.xon.count()
-                          : shared == 0 ||
-                                shared + cfg_.pfc.resume_offset.count() <= pfc_threshold(in);
+  const bool resume =
+      cfg_.pfc.mode == PfcThreshold::kStatic
+          ? shared <= cfg_.pfc.xon.count()
+          : shared == 0 || shared + cfg_.pfc.resume_offset.count() <= pfc_threshold(in);
   if (resume) {
     s.xoff_mask = static_cast<uint8_t>(s.xoff_mask & ~(1U << cls));
     send_pfc(in, cls, 0);

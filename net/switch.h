@@ -36,7 +36,9 @@ class Switch : public Node, public EventTarget {
   void set_path_selector(std::unique_ptr<PathSelector> sel) { selector_ = std::move(sel); }
   PathSelector* path_selector() const { return selector_.get(); }
   /// Adds a stage between path selection and admission (run in the order added).
-  void add_extension(std::unique_ptr<SwitchExtension> ext) { extensions_.push_back(std::move(ext)); }
+  void add_extension(std::unique_ptr<SwitchExtension> ext) {
+    extensions_.push_back(std::move(ext));
+  }
   /// Admits and enqueues a packet an extension held (its in_port is already set).
   void inject(Packet* p, uint16_t out_port);
   /// Charges a packet an extension will hold (a VOQ) to its ingress port, with PFC towards the
@@ -52,8 +54,7 @@ class Switch : public Node, public EventTarget {
   RedMarker& red_marker() { return marker_; }
 
   /// Takes ownership of a hook so it lives as long as the switch; returns it for installing.
-  template <typename H>
-  H& adopt_hook(std::unique_ptr<H> h) {
+  template <typename H> H& adopt_hook(std::unique_ptr<H> h) {
     H& ref = *h;
     if constexpr (std::is_base_of_v<AdmissionHook, H>) {
       admission_hooks_.push_back(std::move(h));
@@ -115,7 +116,9 @@ class Switch : public Node, public EventTarget {
     uint8_t xoff_mask = 0;
     Timer refresh;
   };
-  bool lossless(uint8_t cls) const { return cfg_.pfc.enabled && ((cfg_.pfc.lossless_mask >> cls) & 1U); }
+  bool lossless(uint8_t cls) const {
+    return cfg_.pfc.enabled && ((cfg_.pfc.lossless_mask >> cls) & 1U);
+  }
   int64_t shared_of(const PortState& s, uint8_t cls) const;
   bool buffer_admits(uint16_t in, const Packet& p, const EgressPort* out) const;
   void accept(uint16_t in, const Packet& p);
@@ -147,8 +150,8 @@ class Switch : public Node, public EventTarget {
   std::vector<std::unique_ptr<DequeueHook>> dequeue_hooks_;
   int64_t total_headroom_ = 0;
   int64_t total_reserve_ = 0;
-  int64_t shared_used_ = 0;   // bytes in the shared pool (above reserves, below headroom)
-  int64_t buffer_used_ = 0;   // every data byte held
+  int64_t shared_used_ = 0;  // bytes in the shared pool (above reserves, below headroom)
+  int64_t buffer_used_ = 0;  // every data byte held
   uint64_t hold_drops_ = 0;
   uint64_t unroutable_ = 0;
   uint64_t unroutable_bytes_ = 0;

@@ -119,16 +119,19 @@ std::vector<uint16_t> next_hops(const TopologyInfo& topo, const ClosReach& reach
   std::vector<uint16_t> out;
   if (reach.down(sw, tor)) {
     for (uint32_t c : topo.down_cables[sw]) {
-      if (alive[c] != 0 && reach.down(topo.cables[c].lower, tor)) out.push_back(topo.cables[c].upper_port);
+      if (alive[c] != 0 && reach.down(topo.cables[c].lower, tor))
+        out.push_back(topo.cables[c].upper_port);
     }
     return out;
   }
   for (uint32_t c : topo.up_cables[sw]) {
-    if (alive[c] != 0 && reach.down(topo.cables[c].upper, tor)) out.push_back(topo.cables[c].lower_port);
+    if (alive[c] != 0 && reach.down(topo.cables[c].upper, tor))
+      out.push_back(topo.cables[c].lower_port);
   }
   if (!out.empty()) return out;
   for (uint32_t c : topo.up_cables[sw]) {
-    if (alive[c] != 0 && reach.any(topo.cables[c].upper, tor)) out.push_back(topo.cables[c].lower_port);
+    if (alive[c] != 0 && reach.any(topo.cables[c].upper, tor))
+      out.push_back(topo.cables[c].lower_port);
   }
   return out;
 }

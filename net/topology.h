@@ -57,19 +57,19 @@ struct Cable {
 struct TopologyInfo {
   std::string kind;
   int hosts = 0;
-  int tiers = 0;                    // switch tiers: 1 single switch, 2 leaf-spine, 3 fat tree
-  std::vector<SwitchRole> role;     // by switch id
-  std::vector<uint8_t> tier;        // by switch id (1 = ToR)
-  std::vector<uint32_t> pod;        // by switch id (0 without pods)
-  std::vector<uint32_t> tors;       // switch ids of tier 1, by ToR index
-  std::vector<uint32_t> tor_index;  // by switch id: its ToR index, or kNotTor
+  int tiers = 0;                      // switch tiers: 1 single switch, 2 leaf-spine, 3 fat tree
+  std::vector<SwitchRole> role;       // by switch id
+  std::vector<uint8_t> tier;          // by switch id (1 = ToR)
+  std::vector<uint32_t> pod;          // by switch id (0 without pods)
+  std::vector<uint32_t> tors;         // switch ids of tier 1, by ToR index
+  std::vector<uint32_t> tor_index;    // by switch id: its ToR index, or kNotTor
   std::vector<uint32_t> tor_of_host;  // per host: ToR index
   std::vector<uint16_t> host_port;    // per host: its port on its ToR
   std::vector<Cable> cables;
   std::vector<std::vector<uint32_t>> port_cable;   // [switch id][port]: cable or kNoCable
   std::vector<std::vector<uint32_t>> up_cables;    // [switch id]: cables to the tier above
   std::vector<std::vector<uint32_t>> down_cables;  // [switch id]: cables to the tier below
-  double speedup = 0;  // ToR uplink : downlink capacity (0 for a single switch)
+  double speedup = 0;            // ToR uplink : downlink capacity (0 for a single switch)
   nlohmann::ordered_json extra;  // kind-specific figures for the summary (e.g. fat tree k)
 
   uint32_t switch_count() const { return static_cast<uint32_t>(role.size()); }
@@ -137,10 +137,10 @@ struct TopologyEnv {
 /// Hosts as the workload sees them: GPUs grouped into servers (placement by server).
 struct HostShape {
   int hosts = 0;
-  int servers = 0;          // 0: the topology has no server grouping
+  int servers = 0;  // 0: the topology has no server grouping
   int gpus_per_server = 0;
-  Rate nic_rate;            // each host's link rate (DCQCN presets scale with it)
-  int tiers = 0;            // switch tiers
+  Rate nic_rate;  // each host's link rate (DCQCN presets scale with it)
+  int tiers = 0;  // switch tiers
 };
 
 /// The topology family: one object per kind, registered in scenario/kinds.cpp.
@@ -174,8 +174,8 @@ struct LeafSpineConfig {
   Rate uplink_rate = Rate::gbps(400);
   Time host_link_delay = Time::us(1);
   Time fabric_link_delay = Time::us(1);
-  std::vector<Time> spine_delays;  // per spine, overrides fabric_link_delay (unequal paths)
-  const char* leaf_name = "leaf";  // switch names: "rail" for the rail kind
+  std::vector<Time> spine_delays;   // per spine, overrides fabric_link_delay (unequal paths)
+  const char* leaf_name = "leaf";   // switch names: "rail" for the rail kind
   const char* kind = "leaf_spine";  // the kind that built it, for reports
   int leaves() const;
   int hosts_per_leaf() const;

@@ -43,10 +43,10 @@ struct RunResult {
   nlohmann::ordered_json scenario;  // effective scenario
   nlohmann::ordered_json topology;  // the topology contract's summary block
   std::vector<std::pair<std::string, std::string>> fabric_rows;  // the fabric's table rows
-  std::string topology_line;        // e.g. "leaf_spine (32 hosts, 4 leaves, ...)"
+  std::string topology_line;  // e.g. "leaf_spine (32 hosts, 4 leaves, ...)"
   int hosts = 0;
-  Time end_time;           // simulated time when the run ended
-  bool all_done = false;   // every flow completed
+  Time end_time;          // simulated time when the run ended
+  bool all_done = false;  // every flow completed
   uint64_t events = 0;
   std::vector<FlowRecord> flows;
   std::vector<TraceEvent> trace;
@@ -58,7 +58,7 @@ struct RunResult {
     uint16_t port = 0;
     Rate rate;
   };
-  std::vector<Series> series;    // sampled ports (output.sample_interval)
+  std::vector<Series> series;  // sampled ports (output.sample_interval)
   std::vector<PortSample> samples;
   Time sample_interval;
   nlohmann::ordered_json fabric;  // fabric kind, GSE and misordering figures

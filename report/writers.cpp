@@ -82,12 +82,9 @@ namespace {
 
 // One job's entry of summary.json: its times, per-iteration times and every op.
 nlohmann::ordered_json job_json(const JobResult& job) {
-  nlohmann::ordered_json o = {{"name", job.name},
-                              {"ranks", job.ranks},
-                              {"done", job.done},
-                              {"first_send_ps", job.first_send.ps()},
-                              {"end_ps", job.end.ps()},
-                              {"jct_ps", job.jct().ps()}};
+  nlohmann::ordered_json o = {{"name", job.name},       {"ranks", job.ranks},
+                              {"done", job.done},       {"first_send_ps", job.first_send.ps()},
+                              {"end_ps", job.end.ps()}, {"jct_ps", job.jct().ps()}};
   auto iters = nlohmann::ordered_json::array();
   for (auto t : job.iteration_times) iters.push_back(t.ps());
   o["iteration_ps"] = iters;
@@ -115,8 +112,12 @@ nlohmann::ordered_json job_json(const JobResult& job) {
 nlohmann::ordered_json ports_json(const RunResult& r) {
   auto ports = nlohmann::ordered_json::array();
   for (const auto& p : r.ports) {
-    ports.push_back({{"node", p.node}, {"port", p.port}, {"tx_bytes", p.tx_bytes},
-                     {"drops", p.drops}, {"ecn_marks", p.ecn_marks}, {"pfc_sent", p.pfc_sent},
+    ports.push_back({{"node", p.node},
+                     {"port", p.port},
+                     {"tx_bytes", p.tx_bytes},
+                     {"drops", p.drops},
+                     {"ecn_marks", p.ecn_marks},
+                     {"pfc_sent", p.pfc_sent},
                      {"paused_ps", p.paused.ps()}});
   }
   return ports;
@@ -134,9 +135,12 @@ nlohmann::ordered_json summary_json(const RunResult& r) {
   j["end_time_ps"] = r.end_time.ps();
   j["all_flows_done"] = r.all_done;
   j["events"] = r.events;
-  j["flows"] = {{"count", s.flows},         {"completed", s.completed},
-                {"fct_p50_ps", s.p50.ps()}, {"fct_p99_ps", s.p99.ps()},
-                {"fct_max_ps", s.max.ps()}, {"fct_mean_ps", s.mean.ps()},
+  j["flows"] = {{"count", s.flows},
+                {"completed", s.completed},
+                {"fct_p50_ps", s.p50.ps()},
+                {"fct_p99_ps", s.p99.ps()},
+                {"fct_max_ps", s.max.ps()},
+                {"fct_mean_ps", s.mean.ps()},
                 {"goodput_gbps", s.goodput_gbps}};
   uint64_t rtx = 0;
   uint64_t ooo = 0;
@@ -225,7 +229,9 @@ std::string trace_csv(const RunResult& r) {
 }
 
 namespace {
-std::string us(Time t) { return fmt::format("{:.3f}", t.us_f()); }
+std::string us(Time t) {
+  return fmt::format("{:.3f}", t.us_f());
+}
 }  // namespace
 
 namespace {
@@ -307,9 +313,11 @@ std::string summary_table(const RunResult& r) {
   }
   row("retransmissions", fmt::format("{}", rtx));
   row("out-of-order arrivals", fmt::format("{}", ooo));
-  for (const auto& [k, v] : r.transport_counters) row(r.transport_kind + " " + k, fmt::format("{}", v));
+  for (const auto& [k, v] : r.transport_counters)
+    row(r.transport_kind + " " + k, fmt::format("{}", v));
   if (r.fabric.contains("misorder")) {
-    row("misordered pairs (%)", fmt::format("{:.3f}", 100 * r.fabric["misorder"]["fraction"].get<double>()));
+    row("misordered pairs (%)",
+        fmt::format("{:.3f}", 100 * r.fabric["misorder"]["fraction"].get<double>()));
   }
   for (const auto& [k, v] : r.fabric_rows) row(k, v);
   if (r.fabric.contains("faults")) fault_rows(r.fabric["faults"], row);
@@ -329,7 +337,8 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 void write_results(const RunResult& r, const std::string& dir, bool flows) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) throw std::runtime_error(fmt::format("{}: cannot create directory: {}", dir, ec.message()));
+  if (ec)
+    throw std::runtime_error(fmt::format("{}: cannot create directory: {}", dir, ec.message()));
   const std::filesystem::path d(dir);
   write_file(d / "summary.json", summary_json(r).dump(2) + "\n");
   if (flows) write_file(d / "flows.csv", flows_csv(r));

@@ -28,11 +28,11 @@ struct JobsSummary {
   /// The slowest job's JCT per collective operation it ran (its JCT divided by the number of
   /// collective ops, iterations included): the "time" of an nccl-tests row.
   Time op_time;
-  int64_t bytes = 0;       // S of the first collective op
+  int64_t bytes = 0;  // S of the first collective op
   const char* collective = "";
   int ranks = 0;
-  double algbw_gbs = 0;    // S / op_time, GB/s (1e9 B/s) as nccl-tests prints
-  double busbw_gbs = 0;    // algbw x bus factor
+  double algbw_gbs = 0;  // S / op_time, GB/s (1e9 B/s) as nccl-tests prints
+  double busbw_gbs = 0;  // algbw x bus factor
 };
 JobsSummary summarize_jobs(const RunResult& r);
 

@@ -13,11 +13,14 @@ namespace fabsim {
 std::vector<uint64_t> parse_seeds(const std::string& text, const std::string& what) {
   std::vector<uint64_t> seeds;
   auto bad = [&]() {
-    return ConfigError(fmt::format("{}: expected seeds as \"FIRST-LAST\" or \"A,B,C\" (non-negative "
-                                   "integers), got \"{}\"", what, text));
+    return ConfigError(
+        fmt::format("{}: expected seeds as \"FIRST-LAST\" or \"A,B,C\" (non-negative "
+                    "integers), got \"{}\"",
+                    what, text));
   };
   auto number = [&](const std::string& s) {
-    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 18) throw bad();
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 18)
+      throw bad();
     return static_cast<uint64_t>(std::stoull(s));
   };
   const auto dash = text.find('-');
@@ -31,7 +34,8 @@ std::vector<uint64_t> parse_seeds(const std::string& text, const std::string& wh
   size_t start = 0;
   for (;;) {
     const auto comma = text.find(',', start);
-    seeds.push_back(number(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+    seeds.push_back(
+        number(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
@@ -45,7 +49,8 @@ std::vector<CompareRow> compare_rows(const std::vector<CompareColumn>& cols) {
   using Key = std::tuple<std::string, int64_t, uint64_t>;
   std::vector<std::map<Key, double>> jct(cols.size());
   for (size_t c = 0; c < cols.size(); ++c) {
-    for (const auto& k : cols[c].cases) jct[c][{k.collective, k.size, k.seed}] = k.jobs.max_jct.us_f();
+    for (const auto& k : cols[c].cases)
+      jct[c][{k.collective, k.size, k.seed}] = k.jobs.max_jct.us_f();
   }
   for (const auto& base : cols[0].rows) {
     CompareRow r;
@@ -57,7 +62,8 @@ std::vector<CompareRow> compare_rows(const std::vector<CompareColumn>& cols) {
         if (x.collective == base.collective && x.size == base.size) row = &x;
       }
       Spread s{-1, -1, -1};
-      if (row != nullptr) s = {row->max_jct_us.median / 1e3, row->max_jct_us.min / 1e3, row->max_jct_us.max / 1e3};
+      if (row != nullptr)
+        s = {row->max_jct_us.median / 1e3, row->max_jct_us.min / 1e3, row->max_jct_us.max / 1e3};
       r.jct_ms.push_back(s);
       r.all_done.push_back(row != nullptr && row->all_done);
       r.ratio.push_back(row != nullptr && base.max_jct_us.median > 0
@@ -65,7 +71,8 @@ std::vector<CompareRow> compare_rows(const std::vector<CompareColumn>& cols) {
                             : -1);
       std::vector<double> per_seed;
       for (const auto& [key, v] : jct[0]) {
-        if (std::get<0>(key) != base.collective || std::get<1>(key) != base.size || v <= 0) continue;
+        if (std::get<0>(key) != base.collective || std::get<1>(key) != base.size || v <= 0)
+          continue;
         const auto it = jct[c].find(key);
         if (it != jct[c].end()) per_seed.push_back(it->second / v);
       }
@@ -86,11 +93,13 @@ std::string size_text(int64_t b) {
 }
 }  // namespace
 
-std::string compare_table(const std::vector<CompareColumn>& cols, const std::vector<CompareRow>& rows) {
+std::string compare_table(const std::vector<CompareColumn>& cols,
+                          const std::vector<CompareRow>& rows) {
   std::string out;
   out += fmt::format("{:<16}{:>9}", "collective", "size");
   for (const auto& c : cols) out += fmt::format("  {:>28}", c.name.substr(0, 28));
-  for (size_t c = 1; c < cols.size(); ++c) out += fmt::format("  {:>22}", fmt::format("ratio {}", c + 1));
+  for (size_t c = 1; c < cols.size(); ++c)
+    out += fmt::format("  {:>22}", fmt::format("ratio {}", c + 1));
   out += "\n";
   const size_t width = 25 + 30 * cols.size() + 24 * (cols.size() - 1);
   out += std::string(width, '-') + "\n";
@@ -98,14 +107,16 @@ std::string compare_table(const std::vector<CompareColumn>& cols, const std::vec
     out += fmt::format("{:<16}{:>9}", r.collective.empty() ? "-" : r.collective, size_text(r.size));
     for (size_t c = 0; c < cols.size(); ++c) {
       const Spread& s = r.jct_ms[c];
-      out += s.median < 0 ? fmt::format("  {:>28}", "missing")
-                          : fmt::format("  {:>28}", fmt::format("{:.4g} [{:.4g}, {:.4g}]{}", s.median, s.min,
-                                                                 s.max, r.all_done[c] ? "" : "*"));
+      out += s.median < 0
+                 ? fmt::format("  {:>28}", "missing")
+                 : fmt::format("  {:>28}", fmt::format("{:.4g} [{:.4g}, {:.4g}]{}", s.median, s.min,
+                                                       s.max, r.all_done[c] ? "" : "*"));
     }
     for (size_t c = 1; c < cols.size(); ++c) {
       const Spread& q = r.seed_ratio[c];
       out += r.ratio[c] < 0 ? fmt::format("  {:>22}", "-")
-                            : fmt::format("  {:>22}", fmt::format("{:.2f} [{:.2f}, {:.2f}]", r.ratio[c], q.min, q.max));
+                            : fmt::format("  {:>22}", fmt::format("{:.2f} [{:.2f}, {:.2f}]",
+                                                                  r.ratio[c], q.min, q.max));
     }
     out += "\n";
   }
@@ -118,10 +129,12 @@ std::string compare_table(const std::vector<CompareColumn>& cols, const std::vec
   return out;
 }
 
-std::string compare_csv(const std::vector<CompareColumn>& cols, const std::vector<CompareRow>& rows) {
+std::string compare_csv(const std::vector<CompareColumn>& cols,
+                        const std::vector<CompareRow>& rows) {
   std::string out = "collective,size";
   for (size_t c = 0; c < cols.size(); ++c) {
-    out += fmt::format(",{0}_jct_ms_median,{0}_jct_ms_min,{0}_jct_ms_max,{0}_all_done", cols[c].name);
+    out +=
+        fmt::format(",{0}_jct_ms_median,{0}_jct_ms_min,{0}_jct_ms_max,{0}_all_done", cols[c].name);
   }
   for (size_t c = 1; c < cols.size(); ++c) {
     out += fmt::format(",ratio_{0},ratio_{0}_seed_min,ratio_{0}_seed_max", cols[c].name);
@@ -130,11 +143,12 @@ std::string compare_csv(const std::vector<CompareColumn>& cols, const std::vecto
   for (const auto& r : rows) {
     out += fmt::format("{},{}", r.collective, r.size);
     for (size_t c = 0; c < cols.size(); ++c) {
-      out += fmt::format(",{:.6f},{:.6f},{:.6f},{}", r.jct_ms[c].median, r.jct_ms[c].min, r.jct_ms[c].max,
-                         r.all_done[c] ? 1 : 0);
+      out += fmt::format(",{:.6f},{:.6f},{:.6f},{}", r.jct_ms[c].median, r.jct_ms[c].min,
+                         r.jct_ms[c].max, r.all_done[c] ? 1 : 0);
     }
     for (size_t c = 1; c < cols.size(); ++c) {
-      out += fmt::format(",{:.6f},{:.6f},{:.6f}", r.ratio[c], r.seed_ratio[c].min, r.seed_ratio[c].max);
+      out += fmt::format(",{:.6f},{:.6f},{:.6f}", r.ratio[c], r.seed_ratio[c].min,
+                         r.seed_ratio[c].max);
     }
     out += "\n";
   }

@@ -14,7 +14,7 @@
 namespace fabsim {
 
 struct CompareColumn {
-  std::string name;               // the scenario's name (made unique)
+  std::string name;  // the scenario's name (made unique)
   std::vector<SweepCase> cases;
   std::vector<SweepRow> rows;
 };
@@ -22,17 +22,19 @@ struct CompareColumn {
 struct CompareRow {
   std::string collective;
   int64_t size = 0;
-  std::vector<Spread> jct_ms;        // per column; median < 0 when the column lacks the case
+  std::vector<Spread> jct_ms;  // per column; median < 0 when the column lacks the case
   std::vector<bool> all_done;
-  std::vector<double> ratio;         // per column: median / baseline median (column 0: 1)
-  std::vector<Spread> seed_ratio;    // per column: per-seed ratios to the baseline
+  std::vector<double> ratio;       // per column: median / baseline median (column 0: 1)
+  std::vector<Spread> seed_ratio;  // per column: per-seed ratios to the baseline
 };
 
 /// Seeds from "1-10" or "1,2,5" (ConfigError naming `what` otherwise).
 std::vector<uint64_t> parse_seeds(const std::string& text, const std::string& what);
 
 std::vector<CompareRow> compare_rows(const std::vector<CompareColumn>& cols);
-std::string compare_table(const std::vector<CompareColumn>& cols, const std::vector<CompareRow>& rows);
-std::string compare_csv(const std::vector<CompareColumn>& cols, const std::vector<CompareRow>& rows);
+std::string compare_table(const std::vector<CompareColumn>& cols,
+                          const std::vector<CompareRow>& rows);
+std::string compare_csv(const std::vector<CompareColumn>& cols,
+                        const std::vector<CompareRow>& rows);
 
 }  // namespace fabsim

@@ -60,8 +60,8 @@ void Run::install_faults() {
   if (FaultListener* l = fabric_->fault_listener()) {
     faults_->add_listener(l);
   } else {
-    reconvergence_ = std::make_unique<Reconvergence>(sim_, net_, topo_, cfg_.faults.reconverge_local,
-                                                     cfg_.faults.reconverge);
+    reconvergence_ = std::make_unique<Reconvergence>(
+        sim_, net_, topo_, cfg_.faults.reconverge_local, cfg_.faults.reconverge);
     faults_->add_listener(reconvergence_.get());
   }
   faults_->start();
@@ -76,7 +76,8 @@ void Run::install_sampler() {
   for (uint32_t t : topo_.tors) {
     const Switch& sw = net_.sw(t);
     for (uint16_t p = 0; p < sw.port_count(); ++p) {
-      if (all || (which == "uplinks") == topo_.is_uplink(t, p)) sampler_->add(sw.name(), sw.port(p));
+      if (all || (which == "uplinks") == topo_.is_uplink(t, p))
+        sampler_->add(sw.name(), sw.port(p));
     }
   }
   if (all) {
@@ -139,9 +140,10 @@ nlohmann::ordered_json Run::fabric_stats() const {
       pairs += m->pairs();
       bad += m->misordered();
     }
-    j["misorder"] = {{"pairs", pairs},
-                     {"misordered", bad},
-                     {"fraction", pairs > 0 ? static_cast<double>(bad) / static_cast<double>(pairs) : 0.0}};
+    j["misorder"] = {
+        {"pairs", pairs},
+        {"misordered", bad},
+        {"fraction", pairs > 0 ? static_cast<double>(bad) / static_cast<double>(pairs) : 0.0}};
   }
   fabric_->add_stats(j, sim_.now());
   return j;
@@ -173,27 +175,26 @@ nlohmann::ordered_json Run::fault_stats() const {
   }
   uint64_t retx_bytes = 0;
   for (const auto& f : flows_.records()) retx_bytes += f.retransmitted_bytes;
-  nlohmann::ordered_json j = {{"lost_to_faults_frames", fault_frames},
-                              {"lost_to_faults_bytes", fault_bytes},
-                              {"lost_to_errors_frames", error_frames},
-                              {"lost_to_errors_bytes", error_bytes},
-                              {"congestion_drops_frames", congestion_frames},
-                              {"retransmitted_bytes", retx_bytes}};
+  nlohmann::ordered_json j = {
+      {"lost_to_faults_frames", fault_frames},        {"lost_to_faults_bytes", fault_bytes},
+      {"lost_to_errors_frames", error_frames},        {"lost_to_errors_bytes", error_bytes},
+      {"congestion_drops_frames", congestion_frames}, {"retransmitted_bytes", retx_bytes}};
   if (faults_) {
     nlohmann::ordered_json cables = nlohmann::ordered_json::array();
     const auto& first = faults_->first_fault();
     for (size_t c = 0; c < first.size(); ++c) {
       if (first[c] == Time::max()) continue;
       const Cable& cab = topo_.cables[c];
-      const Time last = std::max(cab.up->fault_counters().last_data_tx, cab.down->fault_counters().last_data_tx);
-      nlohmann::ordered_json e = {{"link", cab.name()},
-                                  {"first_fault_us", first[c].us_f()},
-                                  {"last_use_after_fault_us", last > first[c] ? (last - first[c]).us_f() : 0.0},
-                                  {"alive_at_end", cab.alive()},
-                                  {"lost_frames", cab.up->fault_counters().fault_frames +
-                                                      cab.down->fault_counters().fault_frames +
-                                                      cab.up->fault_counters().error_frames +
-                                                      cab.down->fault_counters().error_frames}};
+      const Time last =
+          std::max(cab.up->fault_counters().last_data_tx, cab.down->fault_counters().last_data_tx);
+      nlohmann::ordered_json e = {
+          {"link", cab.name()},
+          {"first_fault_us", first[c].us_f()},
+          {"last_use_after_fault_us", last > first[c] ? (last - first[c]).us_f() : 0.0},
+          {"alive_at_end", cab.alive()},
+          {"lost_frames",
+           cab.up->fault_counters().fault_frames + cab.down->fault_counters().fault_frames +
+               cab.up->fault_counters().error_frames + cab.down->fault_counters().error_frames}};
       fabric_->add_cable_stats(e, static_cast<uint32_t>(c), first[c]);
       cables.push_back(e);
     }

@@ -5,10 +5,10 @@
 #include <memory>  // owned components
 
 #include "core/simulation.h"
-#include "net/network.h"
 #include "net/fabric.h"
 #include "net/faults.h"
 #include "net/meter.h"
+#include "net/network.h"
 #include "net/topology.h"
 #include "report/results.h"
 #include "scenario/scenario.h"
@@ -39,10 +39,7 @@ class Run : public FlowObserver {
   const ScenarioConfig& config() const { return cfg_; }
   Transport& transport() { return *transport_; }
   /// The installed fabric as its own type (null if it is another kind), e.g. GseFabric.
-  template <typename T>
-  const T* fabric_as() const {
-    return dynamic_cast<const T*>(fabric_.get());
-  }
+  template <typename T> const T* fabric_as() const { return dynamic_cast<const T*>(fabric_.get()); }
   nlohmann::ordered_json fabric_stats() const;
   /// Losses by cause and what each fault did (docs/FAULTS.md "Reporting").
   nlohmann::ordered_json fault_stats() const;

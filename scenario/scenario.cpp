@@ -39,8 +39,8 @@ void load_sweep(Section& s, SweepConfig& sw) {
     for (size_t i = 0; i < names.size(); ++i) {
       Collective c{};
       if (!parse_collective(names[i], &c)) {
-        s.fail("collectives", fmt::format("collective names ({}), got \"{}\"",
-                                          collective_choices(), names[i]));
+        s.fail("collectives",
+               fmt::format("collective names ({}), got \"{}\"", collective_choices(), names[i]));
       }
       sw.collectives.push_back(c);
     }
@@ -67,7 +67,8 @@ void load_pfc(Section& p, PfcConfig& pfc) {
                       "dynamic: XOFF at alpha x free buffer; static: fixed xoff/xon") == "static"
                  ? PfcThreshold::kStatic
                  : PfcThreshold::kDynamic;
-  pfc.alpha = p.real("alpha", pfc.alpha, 1.0 / 1024, 64, "dynamic-threshold alpha (HPCC ns-3: 1/8)");
+  pfc.alpha =
+      p.real("alpha", pfc.alpha, 1.0 / 1024, 64, "dynamic-threshold alpha (HPCC ns-3: 1/8)");
   pfc.scale_alpha = p.boolean("scale_alpha", pfc.scale_alpha,
                               "double alpha per doubling of port rate over the slowest port");
   pfc.resume_offset = p.bytes("resume_offset", pfc.resume_offset, Bytes(0), kMaxBytes,
@@ -77,7 +78,8 @@ void load_pfc(Section& p, PfcConfig& pfc) {
   pfc.headroom = p.bytes("headroom", pfc.headroom, Bytes(0), kMaxBytes,
                          "headroom per (port, lossless class); 0 = 2 x link BDP + 2 max frames "
                          "+ pause frame + response time");
-  pfc.response_time = p.time("response_time", pfc.response_time, "upstream reaction time added to headroom");
+  pfc.response_time =
+      p.time("response_time", pfc.response_time, "upstream reaction time added to headroom");
   pfc.pause_quanta = static_cast<uint16_t>(p.integer(
       "pause_quanta", pfc.pause_quanta, 1, 65535, "pause time of XOFF frames in 512-bit quanta"));
   if (!p.describing() && pfc.mode == PfcThreshold::kStatic) {
@@ -162,8 +164,10 @@ void load_faults(Section& s, ScenarioConfig& c, std::vector<Section>& event_sect
     FaultSpec f;
     f.link = e.text("link", "", "cable");
     const std::string action = e.choice("action", "down", {"down", "up", "flap", "ber"}, "action");
-    f.action = action == "up" ? FaultAction::kUp : action == "flap" ? FaultAction::kFlap
-               : action == "ber" ? FaultAction::kBer : FaultAction::kDown;
+    f.action = action == "up"     ? FaultAction::kUp
+               : action == "flap" ? FaultAction::kFlap
+               : action == "ber"  ? FaultAction::kBer
+                                  : FaultAction::kDown;
     f.at = e.time("at", Time(), "when");
     if (f.action == FaultAction::kFlap) {
       f.down_for = e.time("down_for", Time::us(100), "time down per cycle");
@@ -181,7 +185,6 @@ void load_faults(Section& s, ScenarioConfig& c, std::vector<Section>& event_sect
     event_sections.push_back(std::move(e));
   }
 }
-
 
 // A fault's cable must exist in the topology: build it (without traffic) and look the names up.
 void check_fault_cables(const ScenarioConfig& c, std::vector<Section>& events) {
@@ -243,7 +246,8 @@ void load_families(Section& top, ScenarioConfig& c, std::vector<Section>& fault_
   const std::string kind = tr.choice("kind", "datagram", reg.transports.names(), "transport");
   c.transport.kind = reg.transports.find(kind);
   c.transport.wire = load_wire(tr, &c.transport.tclass);
-  c.transport.config = c.transport.kind->load(tr, TransportEnv{c.topology.shape.nic_rate, c.transport.wire, &reg.ccs});
+  c.transport.config = c.transport.kind->load(
+      tr, TransportEnv{c.topology.shape.nic_rate, c.transport.wire, &reg.ccs});
   tr.finish();
   auto sec = top.table("security", "encryption cost (docs/SECURITY.md)");
   c.security = choose(sec, "kind", "none", reg.security, "encryption");
@@ -307,8 +311,8 @@ ScenarioConfig load_scenario(const std::string& path, const std::vector<std::str
   try {
     root = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
-    throw ConfigError(fmt::format("{}:{}: not valid TOML: {}", path, e.source().begin.line,
-                                  e.description()));
+    throw ConfigError(
+        fmt::format("{}:{}: not valid TOML: {}", path, e.source().begin.line, e.description()));
   }
   for (const auto& o : overrides) apply_override(root, o, "--set");
   if (seed_override != nullptr) {
@@ -323,8 +327,8 @@ ScenarioConfig load_scenario_text(const std::string& text, const std::string& na
   try {
     root = toml::parse(text, name);
   } catch (const toml::parse_error& e) {
-    throw ConfigError(fmt::format("{}:{}: not valid TOML: {}", name, e.source().begin.line,
-                                  e.description()));
+    throw ConfigError(
+        fmt::format("{}:{}: not valid TOML: {}", name, e.source().begin.line, e.description()));
   }
   for (const auto& o : overrides) apply_override(root, o, "--set");
   return parse(&root, name);
@@ -335,11 +339,10 @@ Catalogue describe_catalogue() {
   Catalogue cat;
   const HostShape shape;
   cat.families.push_back(describe_family("topologies (topology.kind)", "topology", reg.topologies));
-  cat.families.push_back(describe_family("path-selection policies (routing.policy)", "routing",
-                                         reg.policies));
+  cat.families.push_back(
+      describe_family("path-selection policies (routing.policy)", "routing", reg.policies));
   cat.families.push_back(describe_family("fabrics (fabric.kind)", "fabric", reg.fabrics, shape));
-  cat.families.push_back(describe_family("transports (transport.kind)", "transport",
-                                         reg.transports,
+  cat.families.push_back(describe_family("transports (transport.kind)", "transport", reg.transports,
                                          TransportEnv{Rate::gbps(100), WireConfig{}, &reg.ccs}));
   {
     // Each congestion control's keys live in its own table, [transport.<name>].
@@ -353,17 +356,21 @@ Catalogue describe_catalogue() {
     }
     cat.families.push_back(std::move(f));
   }
-  cat.families.push_back(describe_family("workloads (workload.kind)", "workload", reg.workloads, shape));
+  cat.families.push_back(
+      describe_family("workloads (workload.kind)", "workload", reg.workloads, shape));
   cat.families.push_back(describe_family("security (security.kind)", "security", reg.security));
   auto ctx = std::make_shared<ReaderContext>();
   ctx->describe = true;
   Section s(ctx, nullptr, "", nullptr);
   ScenarioConfig c;
   // Each family's kind key, with its registered names.
-  s.table("topology", "the fabric's shape").choice("kind", "leaf_spine", reg.topologies.names(), "topology");
-  s.table("routing", "path selection").choice("policy", "ecmp", reg.policies.names(), "path choice");
+  s.table("topology", "the fabric's shape")
+      .choice("kind", "leaf_spine", reg.topologies.names(), "topology");
+  s.table("routing", "path selection")
+      .choice("policy", "ecmp", reg.policies.names(), "path choice");
   s.table("fabric", "forwarding model").choice("kind", "ethernet", reg.fabrics.names(), "fabric");
-  s.table("transport", "host transport").choice("kind", "datagram", reg.transports.names(), "transport");
+  s.table("transport", "host transport")
+      .choice("kind", "datagram", reg.transports.names(), "transport");
   s.table("workload", "traffic").choice("kind", "permutation", reg.workloads.names(), "workload");
   s.table("security", "encryption cost").choice("kind", "none", reg.security.names(), "security");
   auto sim = s.table("simulation", "run control");

@@ -9,15 +9,15 @@
 
 #include <nlohmann/json.hpp>  // effective scenario
 
+#include "config/reader.h"
 #include "gse/gse.h"
 #include "net/faults.h"
 #include "net/switch_config.h"
 #include "net/topology.h"
-#include "config/reader.h"
-#include "transport/datagram.h"
-#include "transport/roce.h"
-#include "transport/flow.h"
 #include "scenario/kinds.h"
+#include "transport/datagram.h"
+#include "transport/flow.h"
+#include "transport/roce.h"
 #include "workload/job.h"
 
 namespace fabsim {
@@ -32,7 +32,7 @@ struct NetworkConfig {
   SwitchConfig sw;
   int64_t framing_bytes = 20;
   double loss_probability = 0;
-  double ber = 0;         // pre-FEC bit error rate of every link
+  double ber = 0;  // pre-FEC bit error rate of every link
   Fec fec = Fec::kRs544;
 };
 
@@ -51,18 +51,18 @@ struct TransportConfig : Choice<TransportKind> {
 
 /// Lists a scenario runs over, each case an independent simulation (DESIGN.md "Scenarios").
 struct SweepConfig {
-  std::vector<int64_t> sizes;             // substituted for ops with bytes = "$size"
-  std::vector<Collective> collectives;    // substituted for ops with type = "$collective"
-  std::vector<uint64_t> seeds;            // each case runs once per seed
+  std::vector<int64_t> sizes;           // substituted for ops with bytes = "$size"
+  std::vector<Collective> collectives;  // substituted for ops with type = "$collective"
+  std::vector<uint64_t> seeds;          // each case runs once per seed
   bool active() const { return !sizes.empty() || !collectives.empty() || !seeds.empty(); }
 };
 
 struct OutputConfig {
   bool flows_csv = true;
   bool trace = false;
-  std::vector<int64_t> trace_flows;  // empty = every flow when trace is on
-  Time sample_interval;            // 0 = no time series
-  bool misorder = false;           // meter adjacent-pair misordering at destination leaves
+  std::vector<int64_t> trace_flows;      // empty = every flow when trace is on
+  Time sample_interval;                  // 0 = no time series
+  bool misorder = false;                 // meter adjacent-pair misordering at destination leaves
   std::string sample_ports = "uplinks";  // uplinks | downlinks | all
 };
 
@@ -77,9 +77,9 @@ struct ScenarioConfig {
   Choice<PathPolicyKind> routing;  // `[routing] policy`
   Choice<FabricKind> fabric;       // `[fabric] kind`
   FaultsConfig faults;
-  Choice<SecurityKind> security;   // `[security] kind`
+  Choice<SecurityKind> security;  // `[security] kind`
   TransportConfig transport;
-  Choice<WorkloadKind> workload;   // `[workload] kind`
+  Choice<WorkloadKind> workload;  // `[workload] kind`
   OutputConfig output;
   SweepConfig sweep;
   nlohmann::ordered_json effective;  // every key with its effective value

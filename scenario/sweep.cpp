@@ -32,9 +32,9 @@ struct CaseSpec {
 };
 }  // namespace
 
-std::vector<SweepCase> run_sweep(
-    const ScenarioConfig& cfg, unsigned threads, bool keep_results,
-    const std::function<void(const SweepCase&, size_t, size_t)>& progress) {
+std::vector<SweepCase>
+run_sweep(const ScenarioConfig& cfg, unsigned threads, bool keep_results,
+          const std::function<void(const SweepCase&, size_t, size_t)>& progress) {
   const auto& sw = cfg.sweep;
   std::vector<CaseSpec> specs;
   const size_t nc = std::max<size_t>(1, sw.collectives.size());
@@ -129,12 +129,11 @@ std::string sweep_table(const std::vector<SweepRow>& rows) {
                                 "algbw (GB/s)", "busbw (GB/s)", "mean JCT (us)");
   out += fmt::format("{:-<116}\n", "");
   for (const auto& r : rows) {
-    out += fmt::format("{:<18}{:>12}{:>6}{:>15.1f}{:>24}{:>13.2f}{:>13.2f}{:>15.1f}{}\n",
-                       r.collective.empty() ? "-" : r.collective, r.size, r.seeds,
-                       r.max_jct_us.median,
-                       fmt::format("[{:.1f}, {:.1f}]", r.max_jct_us.min, r.max_jct_us.max),
-                       r.algbw_gbs.median, r.busbw_gbs.median, r.mean_jct_us.median,
-                       r.all_done ? "" : "  (not all done)");
+    out += fmt::format(
+        "{:<18}{:>12}{:>6}{:>15.1f}{:>24}{:>13.2f}{:>13.2f}{:>15.1f}{}\n",
+        r.collective.empty() ? "-" : r.collective, r.size, r.seeds, r.max_jct_us.median,
+        fmt::format("[{:.1f}, {:.1f}]", r.max_jct_us.min, r.max_jct_us.max), r.algbw_gbs.median,
+        r.busbw_gbs.median, r.mean_jct_us.median, r.all_done ? "" : "  (not all done)");
   }
   out += "max JCT: the slowest job; algbw = size / (its JCT per collective op); busbw = algbw x "
          "nccl-tests factor; medians over seeds\n";
@@ -160,12 +159,12 @@ std::string sweep_rows_csv(const std::vector<SweepRow>& rows) {
       "mean_jct_us_median,algbw_GBps_median,algbw_GBps_min,algbw_GBps_max,busbw_GBps_median,"
       "busbw_GBps_min,busbw_GBps_max\n";
   for (const auto& r : rows) {
-    out += fmt::format("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},"
-                       "{:.4f}\n",
-                       r.collective, r.size, r.ranks, r.seeds, r.all_done ? 1 : 0,
-                       r.max_jct_us.median, r.max_jct_us.min, r.max_jct_us.max,
-                       r.mean_jct_us.median, r.algbw_gbs.median, r.algbw_gbs.min,
-                       r.algbw_gbs.max, r.busbw_gbs.median, r.busbw_gbs.min, r.busbw_gbs.max);
+    out += fmt::format(
+        "{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},"
+        "{:.4f}\n",
+        r.collective, r.size, r.ranks, r.seeds, r.all_done ? 1 : 0, r.max_jct_us.median,
+        r.max_jct_us.min, r.max_jct_us.max, r.mean_jct_us.median, r.algbw_gbs.median,
+        r.algbw_gbs.min, r.algbw_gbs.max, r.busbw_gbs.median, r.busbw_gbs.min, r.busbw_gbs.max);
   }
   return out;
 }

@@ -24,7 +24,7 @@ struct SweepCase {
   bool all_done = false;
   uint64_t events = 0;
   double wall_seconds = 0;
-  RunResult result;        // full result (kept only when asked for)
+  RunResult result;  // full result (kept only when asked for)
 };
 
 /// Statistic over seeds: median (mean of the middle two for an even count), min, max.
@@ -51,8 +51,9 @@ struct SweepRow {
 /// Runs every case of `cfg.sweep` with up to `threads` simulations at once (0 = one per core).
 /// `keep_results` keeps each case's full RunResult (for per-case files). `progress` is called
 /// after each case (from the worker thread that ran it, serialised).
-std::vector<SweepCase> run_sweep(const ScenarioConfig& cfg, unsigned threads, bool keep_results,
-                                 const std::function<void(const SweepCase&, size_t, size_t)>& progress);
+std::vector<SweepCase>
+run_sweep(const ScenarioConfig& cfg, unsigned threads, bool keep_results,
+          const std::function<void(const SweepCase&, size_t, size_t)>& progress);
 std::vector<SweepRow> aggregate(const std::vector<SweepCase>& cases);
 
 std::string sweep_table(const std::vector<SweepRow>& rows);

@@ -48,5 +48,7 @@ inline Packet* make_packet(Simulation& sim, uint32_t src, uint32_t dst, uint32_t
 
 namespace fabsim {
 /// GoogleTest prints a Time in a failed assertion as picoseconds (found by argument lookup).
-inline void PrintTo(Time t, std::ostream* os) { *os << t.ps() << " ps"; }
+inline void PrintTo(Time t, std::ostream* os) {
+  *os << t.ps() << " ps";
+}
 }  // namespace fabsim

@@ -66,8 +66,7 @@ std::vector<Sample> drive(const std::vector<Step>& script, Apply apply, Fire fir
 
 std::vector<Sample> drive_raw(DcqcnRp& rp, const std::vector<Step>& script) {
   return drive(
-      script,
-      [&](const Step& s) { s.bytes > 0 ? rp.on_sent(s.bytes, s.at) : rp.on_cnp(s.at); },
+      script, [&](const Step& s) { s.bytes > 0 ? rp.on_sent(s.bytes, s.at) : rp.on_cnp(s.at); },
       [&](Time t) { rp.on_timer(t); }, [&] { return rp.next_timer(); },
       [&] { return rp.rate().bps(); });
 }

@@ -34,9 +34,9 @@ TEST(Compare, RatiosOfMediansAndPerSeedRanges) {
   ASSERT_EQ(rows.size(), 1U);
   EXPECT_DOUBLE_EQ(rows[0].jct_ms[0].median, 0.2);
   EXPECT_DOUBLE_EQ(rows[0].jct_ms[1].median, 0.15);
-  EXPECT_DOUBLE_EQ(rows[0].ratio[1], 0.75);           // 150 / 200
-  EXPECT_DOUBLE_EQ(rows[0].seed_ratio[1].min, 0.5);   // seed 1 and seed 3
-  EXPECT_DOUBLE_EQ(rows[0].seed_ratio[1].max, 1.5);   // seed 2
+  EXPECT_DOUBLE_EQ(rows[0].ratio[1], 0.75);          // 150 / 200
+  EXPECT_DOUBLE_EQ(rows[0].seed_ratio[1].min, 0.5);  // seed 1 and seed 3
+  EXPECT_DOUBLE_EQ(rows[0].seed_ratio[1].max, 1.5);  // seed 2
   const std::string table = compare_table({a, b}, rows);
   EXPECT_NE(table.find("0.75 [0.50, 1.50]"), std::string::npos) << table;
   EXPECT_NE(table.find("ratio 2: gse / roce"), std::string::npos) << table;

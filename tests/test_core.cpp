@@ -64,7 +64,8 @@ TEST(Scheduler, ManyRandomEventsComeOutSorted) {
   Simulation sim(1);
   Recorder r(sim);
   Rng rng(7, 0);
-  for (int i = 0; i < 10000; ++i) s.schedule(Time::ps(static_cast<int64_t>(rng.below(1000))), &r, 0);
+  for (int i = 0; i < 10000; ++i)
+    s.schedule(Time::ps(static_cast<int64_t>(rng.below(1000))), &r, 0);
   Event prev = s.pop();
   while (!s.empty()) {
     const Event e = s.pop();

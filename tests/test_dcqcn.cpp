@@ -10,7 +10,9 @@ namespace {
 using namespace literals;
 
 constexpr double kLine = 100e9;
-int64_t bps(double v) { return static_cast<int64_t>(v); }
+int64_t bps(double v) {
+  return static_cast<int64_t>(v);
+}
 
 TEST(DcqcnPaper, RateAndAlphaAfterOneCnp) {
   DcqcnConfig c = DcqcnConfig::paper();
@@ -39,8 +41,8 @@ TEST(DcqcnPaper, AlphaDecaysOncePerPeriodWithoutCnps) {
 
 TEST(DcqcnPaper, FastRecoveryThenAdditiveIncrease) {
   DcqcnRp rp(DcqcnConfig::paper(), 100_Gbps);
-  rp.on_cnp(0_us);   // RC 50, RT 100, alpha 1
-  rp.on_cnp(1_us);   // RT 50, RC 25
+  rp.on_cnp(0_us);  // RC 50, RT 100, alpha 1
+  rp.on_cnp(1_us);  // RT 50, RC 25
   EXPECT_EQ(rp.rate().bps(), bps(25e9));
   EXPECT_EQ(rp.target().bps(), bps(50e9));
   double rc = 25e9;
@@ -94,7 +96,7 @@ TEST(DcqcnPaper, RecoversToLineRateAndStopsItsTimer) {
 
 TEST(DcqcnConnectX, FirstCnpThenDecreaseAtTheNextCheck) {
   const DcqcnConfig c = DcqcnConfig::connectx(100_Gbps);
-  EXPECT_EQ(c.rate_ai.bps(), 20'000'000);   // 5 Mb/s x 100/25
+  EXPECT_EQ(c.rate_ai.bps(), 20'000'000);  // 5 Mb/s x 100/25
   EXPECT_EQ(c.rate_hai.bps(), 200'000'000);
   DcqcnRp rp(c, 100_Gbps);
   rp.on_cnp(0_us);
@@ -156,7 +158,7 @@ TEST(CnpPacer, AtMostOneCnpPerInterval) {
   EXPECT_FALSE(np.on_marked(49_us));
   EXPECT_EQ(np.pending_until(), 50_us);
   EXPECT_FALSE(np.on_timer(49_us));
-  EXPECT_TRUE(np.on_timer(50_us));   // the remembered marks produce one CNP
+  EXPECT_TRUE(np.on_timer(50_us));  // the remembered marks produce one CNP
   EXPECT_EQ(np.pending_until(), Time::max());
   EXPECT_FALSE(np.on_marked(60_us));
   EXPECT_TRUE(np.on_marked(100_us));

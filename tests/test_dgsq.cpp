@@ -32,7 +32,8 @@ kind = "incast"
 senders = 31
 receiver = 0
 bytes = "4MB"
-)", transport);
+)",
+                     transport);
 }
 
 const std::vector<std::string> kDgsq = {"fabric.kind=gse", "fabric.gse.dgsq=true"};
@@ -43,7 +44,8 @@ TEST(Dgsq, GrantsNeverOutrunTheEgressPort) {
   fabsim::Run run(cfg);
   const RunResult r = run.execute();
   ASSERT_TRUE(r.all_done);
-  const auto& trace = run.fabric_as<GseFabric>()->dgsqs()[0]->grant_trace();  // leaf 0 holds the receiver
+  const auto& trace =
+      run.fabric_as<GseFabric>()->dgsqs()[0]->grant_trace();  // leaf 0 holds the receiver
   ASSERT_GT(trace.size(), 1000U);
   const int64_t q = cfg.fabric.as<GseConfig>().grant_quantum;
   const Rate granted(static_cast<int64_t>(100e9 * cfg.fabric.as<GseConfig>().grant_rate));
@@ -215,10 +217,11 @@ bytes = "2MB"
 // its VOQs fill the buffer and drop (8 senders x 8 MB per source leaf, 32 MiB of buffer). With
 // ECN on the VOQ depth the NIC's DCQCN slows it.
 TEST(Dgsq, WithoutPfcVoqEcnSlowsTheNicsInsteadOfDropping) {
-  auto with = load_scenario_text(incast31("roce"), "dgsq.toml",
-                                 {"fabric.kind=gse", "fabric.gse.dgsq=true", "network.pfc.enabled=false",
-                                  "network.ecn.enabled=true", "transport.dcqcn.enabled=true",
-                                  "fabric.gse.voq_ecn=true", "workload.bytes=\"8MB\""});
+  auto with =
+      load_scenario_text(incast31("roce"), "dgsq.toml",
+                         {"fabric.kind=gse", "fabric.gse.dgsq=true", "network.pfc.enabled=false",
+                          "network.ecn.enabled=true", "transport.dcqcn.enabled=true",
+                          "fabric.gse.voq_ecn=true", "workload.bytes=\"8MB\""});
   const RunResult r = run_scenario(with);
   ASSERT_TRUE(r.all_done);
   EXPECT_GT(r.fabric["dgsq"]["ecn_marks"].get<uint64_t>(), 0U);

@@ -24,7 +24,8 @@ using namespace literals;
 
 TEST(ErrorModel, ClosedFormsWithoutFec) {
   // No FEC: any bit error loses the frame.
-  EXPECT_NEAR(frame_loss_probability(1e-6, Fec::kNone, 8000) / (1 - std::pow(1 - 1e-6, 8000)), 1.0, 1e-9);
+  EXPECT_NEAR(frame_loss_probability(1e-6, Fec::kNone, 8000) / (1 - std::pow(1 - 1e-6, 8000)), 1.0,
+              1e-9);
   EXPECT_EQ(frame_loss_probability(0, Fec::kNone, 8000), 0.0);
 }
 
@@ -118,7 +119,8 @@ std::string fault_scenario(const std::string& fabric, const std::string& events,
   std::string flows;
   for (int i = 0; i < 4; ++i) {
     flows += fmt::format("[[workload.flows]]\nsrc = {}\ndst = {}\nbytes = \"4MB\"\n", i, 8 + i);
-    flows += fmt::format("[[workload.flows]]\nsrc = {}\ndst = {}\nbytes = \"4MB\"\n", 16 + i, 4 + i);
+    flows +=
+        fmt::format("[[workload.flows]]\nsrc = {}\ndst = {}\nbytes = \"4MB\"\n", 16 + i, 4 + i);
   }
   return fmt::format(R"(
 [topology]
@@ -139,7 +141,8 @@ reconverge = "500us"
 [workload]
 kind = "flows"
 {}
-)", fabric, events, extra, flows);
+)",
+                     fabric, events, extra, flows);
 }
 
 const char* kDownAt100us = R"([[faults.events]]
@@ -164,7 +167,8 @@ TEST(Faults, GseStopsUsingAFailedCableWithinDetectionNoticeAndOneContainer) {
   const Time fault = Time::us(100);
   // Leaf 0 is the cable's end: it learns after `detect`; the container it is sending (and the
   // frame in the serializer) still go out. 16 KiB at 400G = 0.33 us, one 4 KB frame 0.08 us.
-  const Time container = serialization_delay(cfg.fabric.as<GseConfig>().container_bytes, Rate::gbps(400));
+  const Time container =
+      serialization_delay(cfg.fabric.as<GseConfig>().container_bytes, Rate::gbps(400));
   const Time frame = serialization_delay(4200, Rate::gbps(400));
   const Time last_up = c.up->fault_counters().last_data_tx;
   EXPECT_GE(last_up, fault);  // it was in use when it failed
@@ -172,7 +176,8 @@ TEST(Faults, GseStopsUsingAFailedCableWithinDetectionNoticeAndOneContainer) {
   // The spine end learns as fast; what reaches it from remote GSPs before they learn (one hop
   // later) arrives within a link delay plus a container.
   const Time last_down = c.down->fault_counters().last_data_tx;
-  EXPECT_LE(last_down, fault + cfg.fabric.as<GseConfig>().detect + cfg.fabric.as<GseConfig>().notice_hop + Time::us(1) + container + frame);
+  EXPECT_LE(last_down, fault + cfg.fabric.as<GseConfig>().detect +
+                           cfg.fabric.as<GseConfig>().notice_hop + Time::us(1) + container + frame);
   EXPECT_GT(c.up->fault_counters().fault_frames + c.down->fault_counters().fault_frames, 0U);
   EXPECT_EQ(r.fabric["faults"]["congestion_drops_frames"].get<uint64_t>(), 0U);
   // The destination GSPs stop waiting for containers lost with the cable after fault_flush:
@@ -180,7 +185,8 @@ TEST(Faults, GseStopsUsingAFailedCableWithinDetectionNoticeAndOneContainer) {
   // draws a few ECN marks). Waiting the full reorder timeout instead costs far more (the
   // burst released after 100 us meets DCQCN).
   EXPECT_GT(r.fabric["gse"]["reorder_fault_flushes"].get<uint64_t>(), 0U);
-  const RunResult clean = run_scenario(load_scenario_text(fault_scenario("gse", ""), "faults.toml"));
+  const RunResult clean =
+      run_scenario(load_scenario_text(fault_scenario("gse", ""), "faults.toml"));
   EXPECT_LT(r.end_time, clean.end_time + cfg.fabric.as<GseConfig>().reorder_timeout);
   auto slow = load_scenario_text(fault_scenario("gse", kDownAt100us), "faults.toml",
                                  {"fabric.gse.fault_flush=100us"});
@@ -204,16 +210,19 @@ TEST(Faults, ARemoteGspLearnsOneHopLaterAndExcludesPathsThroughTheCable) {
   // Leaf 2 excludes its uplink to spine 1 towards leaf 0 only (spine 1 still reaches leaf 3).
   const auto& up = topo.uplink_ports(topo.tors[2]);
   std::vector<uint16_t> out(up.size());
-  const uint32_t to_leaf0 = g.filter(leaf2, /*host*/ 4, up.data(), static_cast<uint32_t>(up.size()), out.data());
+  const uint32_t to_leaf0 =
+      g.filter(leaf2, /*host*/ 4, up.data(), static_cast<uint32_t>(up.size()), out.data());
   ASSERT_EQ(to_leaf0, 3U);
   for (uint32_t i = 0; i < to_leaf0; ++i) {
     EXPECT_NE(topo.cables[topo.port_cable[leaf2][out[i]]].upper, topo.top_tier()[1]);
   }
-  EXPECT_EQ(g.filter(leaf2, /*host*/ 24, up.data(), static_cast<uint32_t>(up.size()), out.data()), 4U);
+  EXPECT_EQ(g.filter(leaf2, /*host*/ 24, up.data(), static_cast<uint32_t>(up.size()), out.data()),
+            4U);
   // The flows from leaf 2 to leaf 0 kept their bytes off the dead cable after the notice.
   const Cable& c = topo.cables[cable];
   EXPECT_LE(c.down->fault_counters().last_data_tx,
-            detected + cfg.fabric.as<GseConfig>().notice_hop + Time::us(1) + serialization_delay(16384 + 4200, Rate::gbps(400)));
+            detected + cfg.fabric.as<GseConfig>().notice_hop + Time::us(1) +
+                serialization_delay(16384 + 4200, Rate::gbps(400)));
 }
 
 TEST(Faults, RoceLosesPacketsUntilReconvergenceThenNoneAndGoBackNDeliversAll) {
@@ -341,9 +350,12 @@ up_for = "20us"
 count = 2
 )";
   auto run_once = [&](const std::vector<std::string>& sets) {
-    return summary_json(run_scenario(load_scenario_text(fault_scenario("gse", events), "faults.toml", sets))).dump();
+    return summary_json(
+               run_scenario(load_scenario_text(fault_scenario("gse", events), "faults.toml", sets)))
+        .dump();
   };
-  const std::vector<std::string> adaptive = {"fabric.gse.path=\"adaptive\"", "fabric.gse.dgsq=true"};
+  const std::vector<std::string> adaptive = {"fabric.gse.path=\"adaptive\"",
+                                             "fabric.gse.dgsq=true"};
   const std::string a = run_once(adaptive);
   EXPECT_EQ(a, run_once(adaptive));
   std::vector<std::string> other = adaptive;

@@ -83,7 +83,8 @@ kind = "{}"
 kind = "flows"
 [output]
 misorder = true
-)", transport);
+)",
+                              transport);
   for (int i = 0; i < flows; ++i) {
     s += fmt::format("[[workload.flows]]\nsrc = {}\ndst = {}\nbytes = \"{}\"\n", i, 8 + i, bytes);
   }
@@ -132,7 +133,8 @@ TEST(GsePktc, RoceBehindGseSeesNoReorderingWhileSprayingDoes) {
   EXPECT_GT(gse.fabric["gse"]["reorder_held"].get<uint64_t>(), 0U);
   EXPECT_GT(gse.fabric["misorder"]["misordered"].get<uint64_t>(), 0U);
   // GSE-E2E: the NICs number and reorder, the leaves pin containers: the same outcome.
-  const RunResult e2e = run_text(unequal("roce", 4, "2MB"), {"fabric.kind=gse", "fabric.gse.mode=e2e"});
+  const RunResult e2e =
+      run_text(unequal("roce", 4, "2MB"), {"fabric.kind=gse", "fabric.gse.mode=e2e"});
   ASSERT_TRUE(e2e.all_done);
   EXPECT_EQ(totals(e2e).first, 0U);
   EXPECT_EQ(totals(e2e).second, 0U);
@@ -206,7 +208,8 @@ TEST(GseLoadSpread, PktcSpreadsRandomSizesEvenerThanSprayingAndEcmp) {
   EXPECT_LT(pktc, spray);
   EXPECT_LT(pktc * 10, ecmp);
   std::printf("[ figures ] bytes per uplink, standard deviation: PKTC %.0f B, spraying %.0f B, "
-              "ECMP %.0f B\n", std::sqrt(pktc), std::sqrt(spray), std::sqrt(ecmp));
+              "ECMP %.0f B\n",
+              std::sqrt(pktc), std::sqrt(spray), std::sqrt(ecmp));
 }
 
 TEST(GseMisordering, PktcMisordersFewerAdjacentPairsThanSpraying) {
@@ -230,9 +233,9 @@ TEST(GseMisordering, PktcMisordersFewerAdjacentPairsThanSpraying) {
 }
 
 TEST(GseReorderTimeout, GivesUpOnALostPacketsContainerAndDeliversTheRest) {
-  const RunResult r = run_text(unequal("datagram", 2, "8MB"),
-                               {"fabric.kind=gse", "network.loss_probability=0.0005",
-                                "fabric.gse.reorder_timeout=20us"});
+  const RunResult r =
+      run_text(unequal("datagram", 2, "8MB"), {"fabric.kind=gse", "network.loss_probability=0.0005",
+                                               "fabric.gse.reorder_timeout=20us"});
   const auto& g = r.fabric["gse"];
   EXPECT_GT(g["reorder_timeouts"].get<uint64_t>(), 0U);
   EXPECT_GT(r.totals.link_losses, 0U);

@@ -30,7 +30,8 @@ kind = "roce"
 [workload]
 kind = "flows"
 {}
-)", extra, workload);
+)",
+                     extra, workload);
 }
 
 const char* kLateFlow = R"([[workload.flows]]
@@ -46,7 +47,9 @@ dgsq = true
 grant_quantum = "8KiB"
 grant_rate = 0.9
 grant_weights = ["3", "1"]
-)", kLateFlow), "gsos.toml");
+)",
+                                             kLateFlow),
+                                "gsos.toml");
   fabsim::Run run(cfg);
   const Gsos& g = *run.fabric_as<GseFabric>()->gsos();
   const auto& topo = run.topology();
@@ -75,7 +78,9 @@ TEST(Gsos, BackPressureIsVisibleOneHopAfterPublicationAndSteersAdaptiveChoice) {
 path = "adaptive"
 publish_interval = "2us"
 notice_hop = "1us"
-)", kLateFlow), "gsos.toml");
+)",
+                                             kLateFlow),
+                                "gsos.toml");
   fabsim::Run run(cfg);
   const auto& topo = run.topology();
   Network& net = run.network();
@@ -131,7 +136,8 @@ std::string failed_ingress(bool caps) {
   }
   std::string ev;
   for (int s = 1; s < 4; ++s) {
-    ev += fmt::format("[[faults.events]]\nlink = \"leaf0-spine{}\"\naction = \"down\"\nat = \"1us\"\n", s);
+    ev += fmt::format(
+        "[[faults.events]]\nlink = \"leaf0-spine{}\"\naction = \"down\"\nat = \"1us\"\n", s);
   }
   return gse_scenario(fmt::format("[fabric.gse]\ndgsq = true\ntransit_caps = {}\n{}", caps, ev), w);
 }

@@ -28,7 +28,7 @@ RunResult run_text(const std::string& toml, const std::vector<std::string>& sets
 }
 
 std::string one_switch_job(int hosts, const std::string& gpus, const std::string& type,
-                            int64_t bytes, const char* step_latency = "0us") {
+                           int64_t bytes, const char* step_latency = "0us") {
   return fmt::format(R"(
 [topology]
 kind = "single_switch"
@@ -44,7 +44,8 @@ gpus = {}
 [[workload.jobs.ops]]
 type = "{}"
 bytes = {}
-)", hosts, step_latency, gpus, type, bytes);
+)",
+                     hosts, step_latency, gpus, type, bytes);
 }
 
 // One flow of m bytes on the big switch, while the sender's NIC also returns one ACK per packet
@@ -70,8 +71,8 @@ TEST(JobClosedForm, RingAllReduceMatchesAlphaBetaWithin1Percent) {
       ASSERT_TRUE(r.jobs[0].done);
       // T = 2(n-1) (alpha + S/n beta): alpha = step latency + path, beta from wire bytes.
       const Time expected = (flow_time(S / n) + 3_us) * (2 * (n - 1));
-      const double ratio = static_cast<double>(r.jobs[0].ops[0].end.ps()) /
-                           static_cast<double>(expected.ps());
+      const double ratio =
+          static_cast<double>(r.jobs[0].ops[0].end.ps()) / static_cast<double>(expected.ps());
       EXPECT_NEAR(ratio, 1.0, 0.01) << "n=" << n << " S=" << S;
       std::printf("[ figures ] ring allreduce n=%d S=%lld: %.3f us, closed form %.3f us\n", n,
                   static_cast<long long>(S), r.jobs[0].ops[0].end.us_f(), expected.us_f());
@@ -93,7 +94,8 @@ TEST(JobClosedForm, AllToAllWithin2Percent) {
     const int64_t per_flow = k * (4096 + kHdr) - (k * 4096 - m) + k * kAckWire;
     const Time expected = serialization_delay((n - 1) * per_flow, 100_Gbps) +
                           serialization_delay(4096 + kHdr, 100_Gbps) + 2_us;
-    const double ratio = static_cast<double>(r.jobs[0].jct().ps()) / static_cast<double>(expected.ps());
+    const double ratio =
+        static_cast<double>(r.jobs[0].jct().ps()) / static_cast<double>(expected.ps());
     EXPECT_NEAR(ratio, 1.0, 0.02) << "n=" << n;
     std::printf("[ figures ] alltoall n=%d S=%lld: %.3f us, closed form %.3f us\n", n,
                 static_cast<long long>(S), r.jobs[0].jct().us_f(), expected.us_f());
@@ -115,8 +117,8 @@ TEST(JobClosedForm, RingPhasesSendRecvAndTreeOnOneSwitch) {
     EXPECT_NEAR(ratio, 1.0, 0.01) << t;
   }
   // Pairwise AllToAll: n-1 rounds, each one flow of S/n per rank sent and received.
-  const double pw = static_cast<double>(jct("alltoall_pairwise").ps()) /
-                    static_cast<double>(expected_ring.ps());
+  const double pw =
+      static_cast<double>(jct("alltoall_pairwise").ps()) / static_cast<double>(expected_ring.ps());
   EXPECT_NEAR(pw, 1.0, 0.01);
   // SendRecv: one flow of S, with nothing coming back but its ACKs.
   const int64_t k = S / 4096;
@@ -213,8 +215,12 @@ kind = "roce"
 [workload]
 kind = "jobs"
 )";
-  if (a) s += "[[workload.jobs]]\nname = \"a\"\ngpus = [0, 1, 2, 3]\n[[workload.jobs.ops]]\ntype = \"allreduce_ring\"\nbytes = \"8MiB\"\n";
-  if (b) s += "[[workload.jobs]]\nname = \"b\"\ngpus = [4, 5, 6, 7]\n[[workload.jobs.ops]]\ntype = \"alltoall\"\nbytes = \"8MiB\"\n";
+  if (a)
+    s += "[[workload.jobs]]\nname = \"a\"\ngpus = [0, 1, 2, 3]\n[[workload.jobs.ops]]\ntype = "
+         "\"allreduce_ring\"\nbytes = \"8MiB\"\n";
+  if (b)
+    s += "[[workload.jobs]]\nname = \"b\"\ngpus = [4, 5, 6, 7]\n[[workload.jobs.ops]]\ntype = "
+         "\"alltoall\"\nbytes = \"8MiB\"\n";
   return s;
 }
 
@@ -233,8 +239,7 @@ TEST(JobIsolation, DisjointJobsOnOneSwitchRunAsIfAlone) {
 TEST(JobInterference, EightJobsOnThe2to1PresetAreSlowerThanOneAlone) {
   const std::string preset = std::string(FABSIM_SOURCE_DIR) + "/scenarios/seed002-roce-2to1.toml";
   const std::vector<std::string> common = {"sweep.collectives=[\"allreduce_ring\"]",
-                                           "sweep.sizes=[\"4MiB\"]",
-                                           "sweep.seeds=[1, 2, 3, 4, 5]"};
+                                           "sweep.sizes=[\"4MiB\"]", "sweep.seeds=[1, 2, 3, 4, 5]"};
   auto eight = common;
   auto one = common;
   one.push_back("workload.jobs[0].count=1");
@@ -322,7 +327,8 @@ bytes = "1MiB"
 
 std::string bad_job(const std::string& job_body) {
   return "[topology]\nkind = \"single_switch\"\nhosts = 8\n[workload]\nkind = \"jobs\"\n"
-         "[[workload.jobs]]\nname = \"bert\"\n" + job_body;
+         "[[workload.jobs]]\nname = \"bert\"\n" +
+         job_body;
 }
 
 std::string error_of(const std::string& toml) {
@@ -352,7 +358,8 @@ TEST(JobErrors, NameTheJob) {
   EXPECT_NE(e.find("'bert'"), std::string::npos) << e;
   e = error_of(bad_job("gpus = [0, 1]\n[[workload.jobs.ops]]\ntype = \"allscatter\"\nbytes = 1\n"));
   EXPECT_NE(e.find("'bert'"), std::string::npos) << e;
-  e = error_of(bad_job("gpus = [0, 1]\n[[workload.jobs.ops]]\ntype = \"alltoall\"\nbytes = \"$size\"\n"));
+  e = error_of(
+      bad_job("gpus = [0, 1]\n[[workload.jobs.ops]]\ntype = \"alltoall\"\nbytes = \"$size\"\n"));
   EXPECT_NE(e.find("sweep.sizes"), std::string::npos) << e;
 }
 

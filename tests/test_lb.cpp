@@ -100,8 +100,8 @@ TEST(Spray, RoundRobinPerDestination) {
   std::vector<uint16_t> seq;
   for (int i = 0; i < 8; ++i) seq.push_back(s.select(p, ports, 4));
   for (int i = 0; i < 4; ++i) {
-    EXPECT_EQ(seq[i + 4], seq[i]);             // period 4
-    EXPECT_NE(seq[(i + 1) % 4], seq[i]);       // a new port every packet
+    EXPECT_EQ(seq[i + 4], seq[i]);        // period 4
+    EXPECT_NE(seq[(i + 1) % 4], seq[i]);  // a new port every packet
   }
   EXPECT_EQ(std::set<uint16_t>(seq.begin(), seq.end()).size(), 4U);
   Packet ack = data_packet(5, 1000);

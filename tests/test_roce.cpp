@@ -116,7 +116,8 @@ loss_probability = {}
 kind = "roce"
 [workload]
 kind = "flows"
-)", n / 10 + 1, loss);
+)",
+                              n / 10 + 1, loss);
   for (int i = 0; i < n; ++i) {
     s += fmt::format("[[workload.flows]]\nsrc = 0\ndst = 1\nbytes = \"1MB\"\nstart = \"{}ms\"\n",
                      i * 100);
@@ -211,7 +212,8 @@ bytes = "8MB"
   EXPECT_EQ(r.flows[0].delivered, 8'000'000);
   int used = 0;
   const auto& leaf = run.network().sw(run.topology().tors[0]);
-  for (uint16_t p : run.topology().uplink_ports(run.topology().tors[0])) used += leaf.port(p).counters().tx_data_packets > 0;
+  for (uint16_t p : run.topology().uplink_ports(run.topology().tors[0]))
+    used += leaf.port(p).counters().tx_data_packets > 0;
   EXPECT_GT(used, 1) << "8 QPs with their own source ports all hashed onto one uplink";
 }
 

@@ -74,8 +74,8 @@ hosts = 2
 trace = true
 [workload]
 kind = "flows"
-)" + flows + kKeepAlive + "[transport]\nkind = \"roce\"\n" + roce +
-                                   "\n[transport.dcqcn]\nenabled = false\n",
+)" + flows + kKeepAlive + "[transport]\nkind = \"roce\"\n" +
+                                   roce + "\n[transport.dcqcn]\nenabled = false\n",
                                "qp.toml")) {
     auto a = std::make_unique<Tap>(run.sim());
     auto b = std::make_unique<Tap>(run.sim());
@@ -224,7 +224,7 @@ TEST(RoceQp, NackOnAGapRewindsToTheNackedPsnAndResendsEverythingAfterIt) {
   EXPECT_EQ(f.packets_sent, 46U);
   EXPECT_EQ(f.retransmissions, 16U);  // PSNs 3..18 were sent twice
   EXPECT_EQ(f.retransmitted_bytes, 16U * kMtu);
-  EXPECT_EQ(f.out_of_order, 15U);     // PSNs 4..18, first copies
+  EXPECT_EQ(f.out_of_order, 15U);  // PSNs 4..18, first copies
   EXPECT_EQ(h.stats().nacks, 1U);
   EXPECT_EQ(h.stats().acks, 30U);
   EXPECT_EQ(h.stats().timeouts, 0U);

@@ -25,7 +25,8 @@ bytes = "4MB"
 [output]
 sample_interval = "10us"
 sample_ports = "downlinks"
-)", "ts.toml");
+)",
+                                      "ts.toml");
   const RunResult r = run_scenario(cfg);
   ASSERT_TRUE(r.all_done);
   ASSERT_EQ(r.series.size(), 3U);  // the switch's three host ports

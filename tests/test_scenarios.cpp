@@ -39,7 +39,8 @@ host_link_delay = "1us"
 fabric_link_delay = "500ns"
 [workload]
 kind = "flows"
-)", uplink);
+)",
+                     uplink);
 }
 
 std::string one_flow(int64_t bytes) {
@@ -95,7 +96,8 @@ kind = "incast"
 senders = 8
 receiver = 0
 bytes = "1MB"
-)", buffer, pfc ? "true" : "false");
+)",
+                     buffer, pfc ? "true" : "false");
 }
 
 TEST(Incast, PfcIsLosslessAndDrainsAtLineRate) {
@@ -146,7 +148,8 @@ kind = "flows"
 src = 3
 dst = 9
 bytes = "1MB"
-)", pfc ? "512KiB" : "64MiB", pfc ? "true" : "false");
+)",
+                              pfc ? "512KiB" : "64MiB", pfc ? "true" : "false");
   if (with_incast) {
     for (int src = 0; src < 3; ++src) {
       s += fmt::format("[[workload.flows]]\nsrc = {}\ndst = 8\nbytes = \"2MB\"\n", src);
@@ -194,7 +197,8 @@ spines = 8
 uplink_rate = "100Gbps"
 [workload]
 kind = "flows"
-)", seed);
+)",
+                              seed);
   for (int i = 0; i < 8; ++i) {
     s += fmt::format("[[workload.flows]]\nsrc = {}\ndst = {}\nbytes = \"100KB\"\n", i, 8 + i);
   }

@@ -37,7 +37,8 @@ kind = "flows"
 src = 0
 dst = 1
 bytes = {}
-)", security, kN * 4096);
+)",
+                                       security, kN * 4096);
   fabsim::Run run(load_scenario_text(text, "security.toml"));
   RunResult r = run.execute();
   EXPECT_TRUE(r.all_done);
@@ -86,7 +87,8 @@ TEST(Security, PspAddsBytesPerPacketAndLatencyAtBothNics) {
 
 TEST(Security, PhysecChannelStretchesSerializationByItsBlockOverhead) {
   // 1,024-block segments: ceil(65 x 1024 / 64) + 3 = 1,043 blocks on the wire per 1,024.
-  const RunResult r = one_flow("[security]\nkind = \"physec_channel\"\nlatency = \"0ns\"\nsegment_blocks = 1024\n");
+  const RunResult r =
+      one_flow("[security]\nkind = \"physec_channel\"\nlatency = \"0ns\"\nsegment_blocks = 1024\n");
   const Time sh = serialization_delay(kWire * 1043, Rate(100'000'000'000LL * 1024));
   const Time sf = serialization_delay(kWire * 1043, Rate(400'000'000'000LL * 1024));
   EXPECT_EQ(r.flows[0].fct(), sh * kN + sf * 2 + sh + 1_us * 2 + 500_ns * 2);
@@ -97,7 +99,8 @@ TEST(Security, PhysecChannelStretchesSerializationByItsBlockOverhead) {
 }
 
 TEST(Security, BadCombinationsAreClearErrors) {
-  EXPECT_THROW(load_scenario_text("[security]\nkind = \"physec_link\"\nbytes = 16\n", "s.toml"), ConfigError);
+  EXPECT_THROW(load_scenario_text("[security]\nkind = \"physec_link\"\nbytes = 16\n", "s.toml"),
+               ConfigError);
   EXPECT_THROW(load_scenario_text("[security]\nlatency = \"1us\"\n", "s.toml"), ConfigError);
   EXPECT_THROW(load_scenario_text("[security]\nkind = \"tls\"\n", "s.toml"), ConfigError);
 }

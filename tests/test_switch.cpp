@@ -42,7 +42,8 @@ struct ThreeHosts {
   }
   Switch& sw() { return net.sw(0); }
   void inject(uint32_t src, uint8_t tclass, uint64_t seq = 0) {
-    sw().receive(test::make_packet(sim, src, 0, kFrame, tclass, sink_id, seq), static_cast<uint16_t>(src));
+    sw().receive(test::make_packet(sim, src, 0, kFrame, tclass, sink_id, seq),
+                 static_cast<uint16_t>(src));
   }
   Simulation sim;
   Network net;
@@ -239,7 +240,8 @@ TEST(Dwrr, BackloggedSharesMatchWeightsWithinAQuantumPlusAFrame) {
   for (uint8_t c = 0; c < 4; ++c) {
     for (int i = 0; i < count[c]; ++i) {
       t.sw().receive(test::make_packet(t.sim, 1, 0, static_cast<uint32_t>(size[c]), c, t.sink_id,
-                                       static_cast<uint64_t>(i)), 1);
+                                       static_cast<uint64_t>(i)),
+                     1);
     }
   }
   t.sim.run();

@@ -27,10 +27,10 @@ TEST(Units, ParseTime) {
   EXPECT_EQ(parse_time("800ns").value, 800_ns);
   EXPECT_EQ(parse_time("100ps").value, 100_ps);
   EXPECT_EQ(parse_time("0").value, Time());
-  EXPECT_FALSE(parse_time("2").ok());       // a unit is required
-  EXPECT_FALSE(parse_time("-2us").ok());    // negative
+  EXPECT_FALSE(parse_time("2").ok());     // a unit is required
+  EXPECT_FALSE(parse_time("-2us").ok());  // negative
   EXPECT_FALSE(parse_time("2 parsecs").ok());
-  EXPECT_FALSE(parse_time("0.5ps").ok());   // below one picosecond
+  EXPECT_FALSE(parse_time("0.5ps").ok());  // below one picosecond
   EXPECT_FALSE(parse_time("").ok());
 }
 

@@ -16,7 +16,8 @@ class DatagramTransport::Flow : public TxSource, public Endpoint {
     endpoint_ = net.endpoints().add(this);
     Host& h = net.host(spec.src);
     rate_ = cfg.rate.bps() > 0 ? cfg.rate : h.rate();
-    if (cfg.payload_min > 0) rng_ = std::make_unique<Rng>(net.sim().rng(stream_id(StreamKind::kFlow, id)));
+    if (cfg.payload_min > 0)
+      rng_ = std::make_unique<Rng>(net.sim().rng(stream_id(StreamKind::kFlow, id)));
     framing_ = h.port().link()->config().framing_bytes;
   }
   void begin(Time now) {
@@ -24,7 +25,9 @@ class DatagramTransport::Flow : public TxSource, public Endpoint {
     net_.host(flows_[id_].spec.src).activate(this);
   }
 
-  Time ready_at() const override { return sent_bytes_ < flows_[id_].spec.bytes ? next_ : Time::max(); }
+  Time ready_at() const override {
+    return sent_bytes_ < flows_[id_].spec.bytes ? next_ : Time::max();
+  }
   uint8_t tclass() const override { return flows_[id_].spec.tclass; }
 
   Packet* take(Time now) override {
@@ -32,8 +35,8 @@ class DatagramTransport::Flow : public TxSource, public Endpoint {
     Packet* p = net_.sim().pool().acquire();
     int64_t payload = cfg_.wire.payload;
     if (rng_) {
-      payload = cfg_.payload_min + static_cast<int64_t>(rng_->below(
-                                       static_cast<uint64_t>(cfg_.wire.payload - cfg_.payload_min + 1)));
+      payload = cfg_.payload_min + static_cast<int64_t>(rng_->below(static_cast<uint64_t>(
+                                       cfg_.wire.payload - cfg_.payload_min + 1)));
     }
     p->type = PacketType::kData;
     p->seq = next_seq_++;

@@ -30,15 +30,15 @@ struct FlowRecord {
   Time first_send = Time::max();  // first data packet handed to the NIC
   Time end = Time::max();         // last byte delivered in order at the receiver
   bool done = false;
-  int64_t delivered = 0;          // payload bytes accepted by the receiver
-  uint64_t packets_sent = 0;      // data packets transmitted, retransmissions included
-  uint64_t packets_received = 0;  // data packets that reached the receiver
-  uint64_t retransmissions = 0;   // data packets sent again
+  int64_t delivered = 0;             // payload bytes accepted by the receiver
+  uint64_t packets_sent = 0;         // data packets transmitted, retransmissions included
+  uint64_t packets_received = 0;     // data packets that reached the receiver
+  uint64_t retransmissions = 0;      // data packets sent again
   uint64_t retransmitted_bytes = 0;  // their payload bytes
-  uint64_t out_of_order = 0;      // arrivals with a sequence number below one already seen
-  uint64_t ecn_marked = 0;        // data packets that arrived with CE
-  uint64_t timeouts = 0;          // retransmission timeouts that rewound this flow
-  bool trace = false;             // record per-packet events of this flow
+  uint64_t out_of_order = 0;         // arrivals with a sequence number below one already seen
+  uint64_t ecn_marked = 0;           // data packets that arrived with CE
+  uint64_t timeouts = 0;             // retransmission timeouts that rewound this flow
+  bool trace = false;                // record per-packet events of this flow
   Time fct() const { return end - spec.start; }
 };
 
@@ -46,7 +46,8 @@ struct FlowRecord {
 struct TraceEvent {
   Time time;
   uint32_t flow = 0;
-  char kind = 's';  // 's' sent, 'r' received, 'a' ACK, 'n' NACK, 'c' CNP received, 'C' CNP sent, 't' timeout
+  char kind = 's';  // 's' sent, 'r' received, 'a' ACK, 'n' NACK, 'c' CNP received, 'C' CNP sent,
+                    // 't' timeout
   uint64_t seq = 0;
   uint32_t bytes = 0;
 };

@@ -6,8 +6,8 @@
 #include <memory>       // unique_ptr
 #include <string_view>  // names
 
-#include "config/reader.h"
 #include "cc/registry.h"
+#include "config/reader.h"
 #include "config/registry.h"
 #include "transport/flow.h"
 #include "transport/transport.h"
@@ -18,8 +18,8 @@ class Network;
 
 /// What a transport's keys may depend on.
 struct TransportEnv {
-  Rate line;        // the hosts' NIC rate (rate presets scale with it)
-  WireConfig wire;  // the common wire keys, already read
+  Rate line;                              // the hosts' NIC rate (rate presets scale with it)
+  WireConfig wire;                        // the common wire keys, already read
   const Registry<CcKind>* ccs = nullptr;  // the congestion controls a transport may hold
 };
 

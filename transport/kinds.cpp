@@ -22,10 +22,12 @@ class DatagramKind final : public TransportKind {
   KindConfig load(Section& s, const TransportEnv& env) const override {
     DatagramConfig c;
     c.rate = s.rate("rate", c.rate, "sending rate of each flow", "the NIC line rate");
-    c.ecn_capable = s.boolean("ecn_capable", c.ecn_capable, "send packets as ECT so switches mark CE");
+    c.ecn_capable =
+        s.boolean("ecn_capable", c.ecn_capable, "send packets as ECT so switches mark CE");
     c.payload_min = s.bytes("payload_min", Bytes(c.payload_min), Bytes(0), Bytes(65536),
                             "> 0: payload of each packet uniform in [payload_min, payload] "
-                            "(varied packet sizes)").count();
+                            "(varied packet sizes)")
+                        .count();
     if (!s.describing() && c.payload_min > env.wire.payload) {
       s.fail("payload_min", "a size at most transport.payload");
     }
@@ -50,21 +52,25 @@ class RoceKind final : public TransportKind {
     r.qps_per_connection = static_cast<int>(s.integer(
         "qps_per_connection", r.qps_per_connection, 1, 256,
         "queue pairs per host pair (NCCL opens several); a message is split evenly over them"));
-    r.ack_every_packets = static_cast<int>(s.integer(
-        "ack_every_packets", r.ack_every_packets, 1, 1 << 20, "ACK coalescing: one ACK per N packets"));
-    r.ack_every_bytes = s.bytes("ack_every_bytes", Bytes(r.ack_every_bytes), Bytes(0), kMaxBytes,
-                                "ACK coalescing by bytes (0 = off); a message's end is always ACKed")
-                            .count();
+    r.ack_every_packets =
+        static_cast<int>(s.integer("ack_every_packets", r.ack_every_packets, 1, 1 << 20,
+                                   "ACK coalescing: one ACK per N packets"));
+    r.ack_every_bytes =
+        s.bytes("ack_every_bytes", Bytes(r.ack_every_bytes), Bytes(0), kMaxBytes,
+                "ACK coalescing by bytes (0 = off); a message's end is always ACKed")
+            .count();
     r.nack_interval = s.time("nack_interval", r.nack_interval,
                              "no repeated NACK for the same PSN within this time");
     r.rto_base = s.time("rto_base", r.rto_base, "IB timeout unit (4.096 us)");
-    r.rto_exponent = static_cast<int>(s.integer(
-        "rto_exponent", r.rto_exponent, 0, 31, "retransmission timeout = rto_base x 2^rto_exponent"));
-    r.retry_limit = static_cast<int>(
-        s.integer("retry_limit", r.retry_limit, 0, 1000, "consecutive timeouts before the QP fails"));
+    r.rto_exponent =
+        static_cast<int>(s.integer("rto_exponent", r.rto_exponent, 0, 31,
+                                   "retransmission timeout = rto_base x 2^rto_exponent"));
+    r.retry_limit = static_cast<int>(s.integer("retry_limit", r.retry_limit, 0, 1000,
+                                               "consecutive timeouts before the QP fails"));
     r.rto_backoff = s.boolean("rto_backoff", r.rto_backoff, "double the timeout after each expiry");
     r.max_inflight = s.bytes("max_inflight", Bytes(r.max_inflight), Bytes(0), kMaxBytes,
-                             "outstanding bytes per QP (0 = unlimited)").count();
+                             "outstanding bytes per QP (0 = unlimited)")
+                         .count();
     const std::string cc = s.choice("cc", "dcqcn", env.ccs->names(),
                                     "congestion control of every QP; its keys are in "
                                     "[transport.<cc>]");
@@ -87,7 +93,8 @@ class RoceKind final : public TransportKind {
 WireConfig load_wire(Section& s, uint8_t* tclass) {
   WireConfig w;
   w.payload = s.bytes("payload", Bytes(w.payload), Bytes(1), Bytes(65536),
-                      "payload bytes per data packet (MTU payload)").count();
+                      "payload bytes per data packet (MTU payload)")
+                  .count();
   w.header_bytes = s.integer("header_bytes", w.header_bytes, 0, 1024,
                              "header bytes per packet: Ethernet 14 + FCS 4 + IPv4 20 + UDP 8 "
                              "+ BTH 12 + ICRC 4");
@@ -98,7 +105,11 @@ WireConfig load_wire(Section& s, uint8_t* tclass) {
   return w;
 }
 
-std::unique_ptr<TransportKind> make_datagram_kind() { return std::make_unique<DatagramKind>(); }
-std::unique_ptr<TransportKind> make_roce_kind() { return std::make_unique<RoceKind>(); }
+std::unique_ptr<TransportKind> make_datagram_kind() {
+  return std::make_unique<DatagramKind>();
+}
+std::unique_ptr<TransportKind> make_roce_kind() {
+  return std::make_unique<RoceKind>();
+}
 
 }  // namespace fabsim

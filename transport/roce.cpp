@@ -16,8 +16,8 @@ constexpr uint8_t kLastOfMessage = 1;  // Packet::flags bit on a message's last 
 class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarget {
  public:
   SendQp(RoceTransport& t, uint32_t src, uint32_t dst, uint64_t index, uint8_t tclass)
-      : t_(t), sim_(t.net_.sim()), host_(t.net_.host(src)), src_(src), dst_(dst),
-        tclass_(tclass), cc_(t.cc_.make(host_.rate(), sim_.now())), needs_(cc_->needs()) {
+      : t_(t), sim_(t.net_.sim()), host_(t.net_.host(src)), src_(src), dst_(dst), tclass_(tclass),
+        cc_(t.cc_.make(host_.rate(), sim_.now())), needs_(cc_->needs()) {
     read_output();
     endpoint_ = t.net_.endpoints().add(this);
     Rng rng = sim_.rng(stream_id(StreamKind::kQp, index));
@@ -241,22 +241,22 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   uint16_t sport_ = 0;
   int64_t framing_ = 0;
   std::unique_ptr<CongestionControl> cc_;
-  CcNeeds needs_;   // fixed for the QP's lifetime
-  CcOutput out_;    // as of the last signal
-  Bytes window_;    // out_.window, capped by max_inflight
+  CcNeeds needs_;  // fixed for the QP's lifetime
+  CcOutput out_;   // as of the last signal
+  Bytes window_;   // out_.window, capped by max_inflight
   std::deque<Message> messages_;
   uint64_t psn_end_ = 0;    // next PSN to assign to new data
   uint64_t snd_una_ = 0;    // oldest unacknowledged PSN
   uint64_t snd_nxt_ = 0;    // next PSN to send
   uint64_t high_sent_ = 0;  // one past the highest PSN ever sent
   Time last_send_;
-  Time gap_;                // serialization of the last packet at the current rate
-  Rate gap_rate_;           // the rate and size gap_ was computed for
+  Time gap_;       // serialization of the last packet at the current rate
+  Rate gap_rate_;  // the rate and size gap_ was computed for
   int64_t gap_wire_ = 0;
   int64_t last_wire_ = 0;
   bool sent_any_ = false;
   bool dead_ = false;
-  int retries_ = 0;         // consecutive timeouts without progress
+  int retries_ = 0;  // consecutive timeouts without progress
   Timer rto_timer_;
   Timer cc_timer_;
 };

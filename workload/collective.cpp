@@ -24,7 +24,9 @@ int64_t part(int64_t bytes, int n, int c) {
   return bytes / n + (c < static_cast<int>(bytes % n) ? 1 : 0);
 }
 
-int mod(int a, int n) { return ((a % n) + n) % n; }
+int mod(int a, int n) {
+  return ((a % n) + n) % n;
+}
 
 // Rank r's block for rank r + k (AllToAll): S/n bytes.
 Transfer to_peer(int r, int k, int n, int64_t bytes) {
@@ -37,8 +39,8 @@ Transfer to_peer(int r, int k, int n, int64_t bytes) {
 
 // Ring over ranks 0..n-1 for `steps` steps; step 0 sends chunk first_chunk(r), later steps
 // forward what arrived. Appends to `out`; the first step may depend on `after` (a whole phase).
-void ring(std::vector<Transfer>& out, int n, int64_t bytes, int steps, int step0,
-          int chunk_shift, const std::vector<uint32_t>& after) {
+void ring(std::vector<Transfer>& out, int n, int64_t bytes, int steps, int step0, int chunk_shift,
+          const std::vector<uint32_t>& after) {
   const auto base = static_cast<uint32_t>(out.size());
   for (int s = 0; s < steps; ++s) {
     for (int r = 0; r < n; ++r) {
@@ -134,9 +136,9 @@ bool parse_collective(const std::string& name, Collective* out) {
 std::vector<int> btree_parents(int n) {
   std::vector<int> parent(n, -1);
   for (int p = 1; p < n; ++p) {
-    const int low = p & -p;               // lowest set bit: the node's level
-    int up = (p ^ low) | (low << 1);      // clear it and set the next: the parent one level up
-    if (up >= n) up = p ^ low;            // beyond the end: the nearest ancestor below
+    const int low = p & -p;           // lowest set bit: the node's level
+    int up = (p ^ low) | (low << 1);  // clear it and set the next: the parent one level up
+    if (up >= n) up = p ^ low;        // beyond the end: the nearest ancestor below
     parent[p] = up;
   }
   return parent;
@@ -180,7 +182,7 @@ std::vector<Transfer> expand_collective(Collective c, int n, int64_t bytes,
           t.step = k - 1;
           if (k > 1) {
             const auto prev = static_cast<uint32_t>((k - 2) * n);
-            t.deps.push_back(prev + static_cast<uint32_t>(r));                // my last send
+            t.deps.push_back(prev + static_cast<uint32_t>(r));                    // my last send
             t.deps.push_back(prev + static_cast<uint32_t>(mod(r - (k - 1), n)));  // my last receive
           }
           out.push_back(std::move(t));

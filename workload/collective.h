@@ -38,8 +38,8 @@ struct Transfer {
   uint32_t src = 0;  // rank
   uint32_t dst = 0;  // rank
   int64_t bytes = 0;
-  int32_t step = 0;               // ring step, pairwise round or tree chunk
-  std::vector<uint32_t> deps;     // transfers (indices in the plan) that must be delivered first
+  int32_t step = 0;            // ring step, pairwise round or tree chunk
+  std::vector<uint32_t> deps;  // transfers (indices in the plan) that must be delivered first
 };
 
 struct CollectiveOptions {

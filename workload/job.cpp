@@ -73,8 +73,8 @@ void JobRunner::begin_op(uint32_t job) {
     schedule(sim_.now() + op.duration, job, kComputeDone);
     return;
   }
-  r.plan = expand_collective(op.collective, static_cast<int>(spec.gpus.size()), op.bytes,
-                             op.options);
+  r.plan =
+      expand_collective(op.collective, static_cast<int>(spec.gpus.size()), op.bytes, op.options);
   r.remaining = r.plan.size();
   r.missing.assign(r.plan.size(), 0);
   r.dependents.assign(r.plan.size(), {});

@@ -18,8 +18,8 @@ namespace fabsim {
 struct OpSpec {
   bool compute = false;  // a compute gap of `duration`, else a collective
   Collective collective = Collective::kAllReduceRing;
-  int64_t bytes = 0;     // nccl-tests S
-  Time duration;         // compute gap
+  int64_t bytes = 0;  // nccl-tests S
+  Time duration;      // compute gap
   CollectiveOptions options;
   // Sweep variables ("$collective", "$size" in a scenario), filled in for each case.
   bool sweep_collective = false;
@@ -39,13 +39,13 @@ struct JobSpec {
 /// One executed operation of one iteration.
 struct OpResult {
   int iteration = 0;
-  int index = 0;        // position in the job's op list
+  int index = 0;  // position in the job's op list
   bool compute = false;
   Collective collective = Collective::kAllReduceRing;
   int64_t bytes = 0;
-  Time start;           // when the op began (previous op done)
-  Time first_send;      // first transfer released (collectives)
-  Time end;             // last byte delivered (or compute gap over)
+  Time start;       // when the op began (previous op done)
+  Time first_send;  // first transfer released (collectives)
+  Time end;         // last byte delivered (or compute gap over)
   Time jct() const { return end - (compute ? start : first_send); }
 };
 
@@ -77,14 +77,14 @@ class JobRunner : public EventTarget, public FlowObserver {
     int iteration = 0;
     int op = 0;
     std::vector<Transfer> plan;
-    std::vector<uint32_t> missing;                 // per transfer: deps not yet delivered
+    std::vector<uint32_t> missing;                  // per transfer: deps not yet delivered
     std::vector<std::vector<uint32_t>> dependents;  // per transfer: transfers waiting on it
-    size_t remaining = 0;                          // transfers not yet delivered
+    size_t remaining = 0;                           // transfers not yet delivered
     Time iteration_start;
   };
   static constexpr int32_t kBeginOp = -1;      // start the job's current op
   static constexpr int32_t kComputeDone = -2;  // the current compute gap is over
-  struct Pending {  // a scheduled event
+  struct Pending {                             // a scheduled event
     uint32_t job;
     int32_t transfer;  // a transfer index, or kBeginOp / kComputeDone
   };

@@ -56,8 +56,10 @@ class IncastKind final : public WorkloadKind {
     PatternConfig c;
     c.bytes = s.bytes("bytes", Bytes(c.bytes), Bytes(1), kMaxBytes, "bytes per sender").count();
     c.start = s.time("start", c.start, "start time of every flow");
-    c.senders = static_cast<int>(s.integer("senders", c.senders, 1, kMaxInt, "number of senders (N of N:1)"));
-    c.receiver = static_cast<uint32_t>(s.integer("receiver", c.receiver, 0, kMaxInt, "receiving host id"));
+    c.senders = static_cast<int>(
+        s.integer("senders", c.senders, 1, kMaxInt, "number of senders (N of N:1)"));
+    c.receiver =
+        static_cast<uint32_t>(s.integer("receiver", c.receiver, 0, kMaxInt, "receiving host id"));
     if (s.describing()) return KindConfig::of(c);
     if (c.receiver >= static_cast<uint32_t>(hosts.hosts)) {
       s.fail("receiver", fmt::format("a host id below the topology's {} hosts", hosts.hosts));
@@ -99,10 +101,12 @@ class FlowsKind final : public WorkloadKind {
       list[i].finish();
       const std::string key = fmt::format("flows[{}]", i);
       if (spec.src >= static_cast<uint32_t>(hosts.hosts)) {
-        s.fail(key, fmt::format("src below the topology's {} hosts, got src = {}", hosts.hosts, spec.src));
+        s.fail(key, fmt::format("src below the topology's {} hosts, got src = {}", hosts.hosts,
+                                spec.src));
       }
       if (spec.dst >= static_cast<uint32_t>(hosts.hosts)) {
-        s.fail(key, fmt::format("dst below the topology's {} hosts, got dst = {}", hosts.hosts, spec.dst));
+        s.fail(key, fmt::format("dst below the topology's {} hosts, got dst = {}", hosts.hosts,
+                                spec.dst));
       }
       if (spec.src == spec.dst) s.fail(key, "src different from dst");
       c.flows.push_back(spec);
@@ -141,7 +145,8 @@ void load_op(Section& o, OpSpec& op, const std::string& job, Bytes tree_chunk) {
     return;
   }
   if (!o.has("bytes")) {
-    o.fail("bytes", fmt::format("a collective size such as \"64MiB\" or \"$size\" (job '{}')", job));
+    o.fail("bytes",
+           fmt::format("a collective size such as \"64MiB\" or \"$size\" (job '{}')", job));
   }
   if (o.is_text("bytes", "$size")) {
     op.sweep_bytes = true;
@@ -151,8 +156,10 @@ void load_op(Section& o, OpSpec& op, const std::string& job, Bytes tree_chunk) {
     if (op.bytes == 0) o.fail("bytes", fmt::format("a size above 0 (job '{}')", job));
   }
   if (op.collective == Collective::kSendRecv || op.sweep_collective) {
-    op.options.send_rank = static_cast<uint32_t>(o.integer("src_rank", 0, 0, kMaxInt, "sendrecv: sending rank"));
-    op.options.recv_rank = static_cast<uint32_t>(o.integer("dst_rank", 1, 0, kMaxInt, "sendrecv: receiving rank"));
+    op.options.send_rank =
+        static_cast<uint32_t>(o.integer("src_rank", 0, 0, kMaxInt, "sendrecv: sending rank"));
+    op.options.recv_rank =
+        static_cast<uint32_t>(o.integer("dst_rank", 1, 0, kMaxInt, "sendrecv: receiving rank"));
   }
 }
 
@@ -177,17 +184,21 @@ constexpr const char* kPlacementDoc =
 // Declares (describe mode) or reads one entry's keys; `index` names an unnamed job.
 JobEntry read_job(Section& j, size_t index, Bytes tree_chunk) {
   JobEntry e;
-  e.name = j.text("name", fmt::format("job{}", index), "job name (with count > 1: name0, name1, ...)");
-  e.count = static_cast<int>(j.integer("count", e.count, 1, 4096,
-                                       "replicas of this job; replica k shifts its placement by k"));
+  e.name =
+      j.text("name", fmt::format("job{}", index), "job name (with count > 1: name0, name1, ...)");
+  e.count = static_cast<int>(j.integer(
+      "count", e.count, 1, 4096, "replicas of this job; replica k shifts its placement by k"));
   e.gpus = j.integers("gpus", {}, 0, kMaxInt, "explicit rank -> GPU (host id) list");
   const bool listed = !e.gpus.empty() || j.has("gpus");
   e.placement = j.choice("placement", j.describing() || listed ? "list" : "gpu_of_each_server",
                          {"list", "gpu_of_each_server", "block"}, kPlacementDoc);
-  e.gpu = static_cast<int>(j.integer("gpu", e.gpu, 0, kMaxInt, "gpu_of_each_server: GPU index of replica 0"));
-  e.first = static_cast<int>(j.integer("first", e.first, 0, kMaxInt, "block: first GPU of replica 0"));
+  e.gpu = static_cast<int>(
+      j.integer("gpu", e.gpu, 0, kMaxInt, "gpu_of_each_server: GPU index of replica 0"));
+  e.first =
+      static_cast<int>(j.integer("first", e.first, 0, kMaxInt, "block: first GPU of replica 0"));
   e.ranks = static_cast<int>(j.integer("ranks", e.ranks, 1, kMaxInt, "block: ranks per job"));
-  e.iterations = static_cast<int>(j.integer("iterations", e.iterations, 1, 1 << 20, "times the op list runs"));
+  e.iterations =
+      static_cast<int>(j.integer("iterations", e.iterations, 1, 1 << 20, "times the op list runs"));
   e.start = j.time("start", e.start, "start time");
   if (j.describing()) {
     Section o = j.describe_child("ops[i]");
@@ -196,7 +207,8 @@ JobEntry read_job(Section& j, size_t index, Bytes tree_chunk) {
     return e;
   }
   auto ops = j.tables("ops", "operations");
-  if (ops.empty()) j.fail("ops", fmt::format("at least one [[workload.jobs.ops]] (job '{}')", e.name));
+  if (ops.empty())
+    j.fail("ops", fmt::format("at least one [[workload.jobs.ops]] (job '{}')", e.name));
   for (auto& o : ops) {
     OpSpec op;
     load_op(o, op, e.name, tree_chunk);
@@ -207,11 +219,13 @@ JobEntry read_job(Section& j, size_t index, Bytes tree_chunk) {
     j.fail("gpus", fmt::format("a non-empty GPU list (job '{}' is empty)", e.name));
   }
   if (e.placement != "list" && !e.gpus.empty()) {
-    j.fail("gpus", fmt::format("no GPU list with placement = \"{}\" (job '{}')", e.placement, e.name));
+    j.fail("gpus",
+           fmt::format("no GPU list with placement = \"{}\" (job '{}')", e.placement, e.name));
   }
   if (e.placement == "list" && e.count > 1) {
     j.fail("count", fmt::format("1 with an explicit GPU list (job '{}'); use placement = "
-                                "\"gpu_of_each_server\" or \"block\" for replicas", e.name));
+                                "\"gpu_of_each_server\" or \"block\" for replicas",
+                                e.name));
   }
   return e;
 }
@@ -225,18 +239,21 @@ std::vector<uint32_t> place_replica(Section& j, const JobEntry& e, int k, const 
   } else if (e.placement == "gpu_of_each_server") {
     if (topo.servers == 0) {
       j.fail("placement", fmt::format("\"list\" or \"block\" on this topology (job '{}': it "
-                                      "has no servers)", e.name));
+                                      "has no servers)",
+                                      e.name));
     }
     const int g = e.gpu + k;
     if (g >= topo.gpus_per_server) {
       j.fail("gpu", fmt::format("a GPU index below topology.gpus_per_server = {} (job '{}' replica "
-                                "{} needs GPU {})", topo.gpus_per_server, job, k, g));
+                                "{} needs GPU {})",
+                                topo.gpus_per_server, job, k, g));
     }
     for (int srv = 0; srv < topo.servers; ++srv) {
       gpus.push_back(static_cast<uint32_t>(srv * topo.gpus_per_server + g));
     }
   } else {
-    for (int r = 0; r < e.ranks; ++r) gpus.push_back(static_cast<uint32_t>(e.first + k * e.ranks + r));
+    for (int r = 0; r < e.ranks; ++r)
+      gpus.push_back(static_cast<uint32_t>(e.first + k * e.ranks + r));
   }
   return gpus;
 }
@@ -248,7 +265,8 @@ void check_replica(Section& j, const JobEntry& e, const JobSpec& job, int hosts)
     if (g >= static_cast<uint32_t>(hosts)) {
       j.fail(e.placement == "list" ? "gpus" : "placement",
              fmt::format("GPUs below the topology's {} (job '{}' maps a rank to GPU {}, which "
-                         "does not exist)", hosts, job.name, g));
+                         "does not exist)",
+                         hosts, job.name, g));
     }
     if (used[g]) {
       j.fail("gpus", fmt::format("distinct GPUs (job '{}' maps two ranks to GPU {})", job.name, g));
@@ -271,8 +289,8 @@ void check_replica(Section& j, const JobEntry& e, const JobSpec& job, int hosts)
 }
 
 void load_jobs(Section& s, JobsConfig& w, const HostShape& topo) {
-  const Time step_latency = s.time("step_latency", Time(),
-                                   "software latency before each transfer of a collective step");
+  const Time step_latency =
+      s.time("step_latency", Time(), "software latency before each transfer of a collective step");
   const Bytes tree_chunk = s.bytes("tree_chunk", Bytes(1 << 20), Bytes(1), kMaxBytes,
                                    "pipelined chunk of the double-binary-tree AllReduce "
                                    "[UNVERIFIED: NCCL's size varies]");
@@ -326,7 +344,8 @@ class JobsKind final : public WorkloadKind {
     }
     return u;
   }
-  void instantiate(KindConfig& cfg, const Collective* collective, const int64_t* size) const override {
+  void instantiate(KindConfig& cfg, const Collective* collective,
+                   const int64_t* size) const override {
     for (auto& j : cfg.get<JobsConfig>().jobs) {
       for (auto& op : j.ops) {
         if (op.sweep_collective && collective != nullptr) {
@@ -344,11 +363,21 @@ class JobsKind final : public WorkloadKind {
 
 }  // namespace
 
-const char* collective_choices() { return kCollectiveChoices; }
+const char* collective_choices() {
+  return kCollectiveChoices;
+}
 
-std::unique_ptr<WorkloadKind> make_permutation_kind() { return std::make_unique<PermutationKind>(); }
-std::unique_ptr<WorkloadKind> make_incast_kind() { return std::make_unique<IncastKind>(); }
-std::unique_ptr<WorkloadKind> make_flows_kind() { return std::make_unique<FlowsKind>(); }
-std::unique_ptr<WorkloadKind> make_jobs_kind() { return std::make_unique<JobsKind>(); }
+std::unique_ptr<WorkloadKind> make_permutation_kind() {
+  return std::make_unique<PermutationKind>();
+}
+std::unique_ptr<WorkloadKind> make_incast_kind() {
+  return std::make_unique<IncastKind>();
+}
+std::unique_ptr<WorkloadKind> make_flows_kind() {
+  return std::make_unique<FlowsKind>();
+}
+std::unique_ptr<WorkloadKind> make_jobs_kind() {
+  return std::make_unique<JobsKind>();
+}
 
 }  // namespace fabsim

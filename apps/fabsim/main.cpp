@@ -2,23 +2,23 @@
 #include <CLI/CLI.hpp>   // command line
 #include <fmt/format.h>  // output
 
-#include <chrono>     // progress line
-#include <cstdio>     // stderr
+#include <chrono>      // progress line
+#include <cstdio>      // stderr
+#include <cstdlib>     // system (plot script)
 #include <exception>   // top-level errors
 #include <filesystem>  // output directories
 #include <fstream>     // result files
 #include <stdexcept>   // write errors
-#include <cstdlib>     // system (plot script)
+#include <string>      // arguments
 #include <unistd.h>    // getpid (temporary script name)
-#include <string>     // arguments
-#include <vector>     // overrides
+#include <vector>      // overrides
 
 #include "plot_script.h"
 #include "report/writers.h"
 #include "scenario/compare.h"
-#include "scenario/sweep.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
+#include "scenario/sweep.h"
 
 namespace fabsim {
 namespace {
@@ -53,8 +53,8 @@ void write_text(const std::string& path, const std::string& text) {
 void print_params(const std::vector<ParamDoc>& params) {
   for (const auto& p : params) {
     if (p.type == "table") continue;
-    fmt::print("    {:<34} {:<14} {}  [{}]\n", p.key, p.default_value.empty() ? "\"\"" : p.default_value,
-               p.description, p.type);
+    fmt::print("    {:<34} {:<14} {}  [{}]\n", p.key,
+               p.default_value.empty() ? "\"\"" : p.default_value, p.description, p.type);
   }
 }
 
@@ -92,14 +92,14 @@ void write_sweep_dir(const ScenarioConfig& cfg, const std::vector<SweepRow>& row
 
 int sweep_command(const ScenarioConfig& cfg, const std::string& out, unsigned threads) {
   const auto t0 = std::chrono::steady_clock::now();
-  const auto cases = run_sweep(cfg, threads, !out.empty(),
-                               [](const SweepCase& c, size_t done, size_t total) {
-                                 std::fprintf(stderr, "[fabsim] case %zu/%zu: %s seed %llu: max JCT "
-                                              "%.1f us (%.2f s wall)\n",
-                                              done, total, case_label(c).c_str(),
-                                              static_cast<unsigned long long>(c.seed),
-                                              c.jobs.max_jct.us_f(), c.wall_seconds);
-                               });
+  const auto cases =
+      run_sweep(cfg, threads, !out.empty(), [](const SweepCase& c, size_t done, size_t total) {
+        std::fprintf(stderr,
+                     "[fabsim] case %zu/%zu: %s seed %llu: max JCT "
+                     "%.1f us (%.2f s wall)\n",
+                     done, total, case_label(c).c_str(), static_cast<unsigned long long>(c.seed),
+                     c.jobs.max_jct.us_f(), c.wall_seconds);
+      });
   const auto rows = aggregate(cases);
   fmt::print("scenario {}: {} cases\n{}", cfg.name, cases.size(), sweep_table(rows));
   if (!out.empty()) {
@@ -124,7 +124,8 @@ int plot_command(const std::vector<std::string>& dirs, const std::string& out, b
   const auto script = std::filesystem::temp_directory_path() /
                       ("fabsim-plot-" + std::to_string(::getpid()) + ".py");
   write_text(script.string(), kPlotScript);
-  std::string cmd = python + " '" + script.string() + "' '" + (out.empty() ? dirs.front() + "/plots" : out) + "'";
+  std::string cmd =
+      python + " '" + script.string() + "' '" + (out.empty() ? dirs.front() + "/plots" : out) + "'";
   for (const auto& d : dirs) cmd += " '" + d + "'";
   if (quiet) cmd += " > /dev/null";
   const int rc = std::system(cmd.c_str());
@@ -164,16 +165,20 @@ int compare_command(const std::vector<std::string>& files, const std::vector<std
     col.name = cfg.name;
     int dup = 1;
     for (const auto& c : cols) {
-      if (c.name == col.name || c.name == fmt::format("{}-{}", cfg.name, dup)) col.name = fmt::format("{}-{}", cfg.name, ++dup);
+      if (c.name == col.name || c.name == fmt::format("{}-{}", cfg.name, dup))
+        col.name = fmt::format("{}-{}", cfg.name, ++dup);
     }
     const auto t0 = std::chrono::steady_clock::now();
     const bool tty = isatty(2) != 0;
-    col.cases = run_sweep(cfg, threads, !out.empty(), [&col, tty](const SweepCase& /*c*/, size_t done, size_t total) {
-      if (tty) std::fprintf(stderr, "\r[fabsim] %s: case %zu/%zu   ", col.name.c_str(), done, total);
-    });
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::fprintf(stderr, "%s[fabsim] %s: %zu cases, %.1f s wall\n", tty ? "\r" : "", col.name.c_str(),
-                 col.cases.size(), wall);
+    col.cases = run_sweep(
+        cfg, threads, !out.empty(), [&col, tty](const SweepCase& /*c*/, size_t done, size_t total) {
+          if (tty)
+            std::fprintf(stderr, "\r[fabsim] %s: case %zu/%zu   ", col.name.c_str(), done, total);
+        });
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::fprintf(stderr, "%s[fabsim] %s: %zu cases, %.1f s wall\n", tty ? "\r" : "",
+                 col.name.c_str(), col.cases.size(), wall);
     col.rows = aggregate(col.cases);
     if (!out.empty()) {
       write_sweep_dir(cfg, col.rows, col.cases, out + "/" + col.name);
@@ -187,7 +192,8 @@ int compare_command(const std::vector<std::string>& files, const std::vector<std
   if (out.empty()) return 0;
   write_text(out + "/compare.txt", table);
   write_text(out + "/compare.csv", compare_csv(cols, rows));
-  fmt::print("results written to {}/ (compare.csv, compare.txt, one directory per scenario)\n", out);
+  fmt::print("results written to {}/ (compare.csv, compare.txt, one directory per scenario)\n",
+             out);
   if (plot) {
     std::vector<std::string> dirs;
     for (const auto& c : cols) dirs.push_back(out + "/" + c.name);
@@ -195,7 +201,8 @@ int compare_command(const std::vector<std::string>& files, const std::vector<std
     if (plot_command(dirs, out + "/plots", /*quiet=*/true) == 0) {
       fmt::print("figure: {}/plots/jct_vs_size.png (and .svg)\n", out);
     } else {
-      std::fprintf(stderr, "fabsim: the figure could not be drawn (is python3-matplotlib installed?)\n");
+      std::fprintf(stderr,
+                   "fabsim: the figure could not be drawn (is python3-matplotlib installed?)\n");
       return 1;
     }
   }
@@ -260,15 +267,19 @@ Subcommands declare(CLI::App& app, Options& o) {
   c.plot->add_option("--out", o.out, "where to write the figures (default FIRST_DIR/plots)");
   c.compare = app.add_subcommand("compare", "run scenarios on the same cases and print their "
                                             "JCTs side by side, with ratios to the first");
-  c.compare->add_option("scenarios", o.files, "scenario files, the first the baseline; "
-                                              "FILE@key=value@... overrides keys of that one only")
+  c.compare
+      ->add_option("scenarios", o.files,
+                   "scenario files, the first the baseline; "
+                   "FILE@key=value@... overrides keys of that one only")
       ->required()
       ->expected(2, 16);
   c.compare->add_option("--set", o.sets, "override a key in every scenario (repeatable)");
-  c.compare->add_option("--seeds", o.seeds, "seeds for every scenario: FIRST-LAST or A,B,C "
-                                            "(default: each scenario's sweep.seeds)");
-  c.compare->add_option("--out", o.out, "directory for compare.csv, compare.txt, the figure and "
-                                        "each scenario's results");
+  c.compare->add_option("--seeds", o.seeds,
+                        "seeds for every scenario: FIRST-LAST or A,B,C "
+                        "(default: each scenario's sweep.seeds)");
+  c.compare->add_option("--out", o.out,
+                        "directory for compare.csv, compare.txt, the figure and "
+                        "each scenario's results");
   c.compare->add_option("--threads", o.threads, "cases run at once (0 = one per core)");
   c.compare->add_flag("--no-plot", o.no_plot, "do not draw the JCT-vs-size figure");
   return c;

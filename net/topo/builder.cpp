@@ -25,7 +25,8 @@ Switch& ClosBuilder::add_switch(std::string name, SwitchRole role, int tier, uin
   info_.role.push_back(role);
   info_.tier.push_back(static_cast<uint8_t>(tier));
   info_.pod.push_back(pod);
-  info_.tor_index.push_back(role == SwitchRole::kTor ? static_cast<uint32_t>(info_.tors.size()) : kNotTor);
+  info_.tor_index.push_back(role == SwitchRole::kTor ? static_cast<uint32_t>(info_.tors.size())
+                                                     : kNotTor);
   if (role == SwitchRole::kTor) info_.tors.push_back(s.id());
   info_.tiers = std::max(info_.tiers, tier);
   return s;

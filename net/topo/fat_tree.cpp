@@ -34,14 +34,16 @@ TopologyInfo build_fat_tree(Network& net, const FatTreeConfig& cfg, const Switch
   std::vector<uint32_t> core;
   for (int p = 0; p < cfg.k; ++p) {
     for (int i = 0; i < half; ++i) {
-      tor.push_back(b.add_switch(fmt::format("tor{}_{}", p, i), SwitchRole::kTor, 1,
-                                 static_cast<uint32_t>(p)).id());
+      tor.push_back(
+          b.add_switch(fmt::format("tor{}_{}", p, i), SwitchRole::kTor, 1, static_cast<uint32_t>(p))
+              .id());
     }
   }
   for (int p = 0; p < cfg.k; ++p) {
     for (int j = 0; j < half; ++j) {
       agg.push_back(b.add_switch(fmt::format("agg{}_{}", p, j), SwitchRole::kAggregation, 2,
-                                 static_cast<uint32_t>(p)).id());
+                                 static_cast<uint32_t>(p))
+                        .id());
     }
   }
   for (int c = 0; c < half * up; ++c) {
@@ -81,16 +83,17 @@ class FatTreeKind final : public TopologyKind {
   }
   KindConfig load(Section& s) const override {
     FatTreeConfig c;
-    c.k = static_cast<int>(s.integer("k", c.k, 2, 64, "switch radix: k pods, k^3/4 hosts when "
-                                                       "non-blocking (even)"));
+    c.k = static_cast<int>(s.integer("k", c.k, 2, 64,
+                                     "switch radix: k pods, k^3/4 hosts when "
+                                     "non-blocking (even)"));
     c.tor_oversubscription = s.real("tor_oversubscription", c.tor_oversubscription, 1.0, 64.0,
                                     "hosts per ToR / its k/2 uplinks (same link rates: 2 = 2:1)");
     c.agg_oversubscription = s.real("agg_oversubscription", c.agg_oversubscription, 1.0, 64.0,
                                     "ToR links / core links of an aggregation switch (fewer "
                                     "cores)");
-    c.gpus_per_server = static_cast<int>(s.integer(
-        "gpus_per_server", c.gpus_per_server, 1, 1024,
-        "consecutive hosts of a ToR that form one server (job placement by server)"));
+    c.gpus_per_server = static_cast<int>(
+        s.integer("gpus_per_server", c.gpus_per_server, 1, 1024,
+                  "consecutive hosts of a ToR that form one server (job placement by server)"));
     c.nic_rate = s.rate("nic_rate", c.nic_rate, "rate of each host link");
     c.link_rate = s.rate("link_rate", c.link_rate, "rate of every switch-to-switch link");
     c.host_link_delay = s.time("host_link_delay", c.host_link_delay, "propagation delay host-ToR");
@@ -101,7 +104,8 @@ class FatTreeKind final : public TopologyKind {
     const double per_tor = c.k / 2 * c.tor_oversubscription;
     if (per_tor != static_cast<double>(c.hosts_per_tor())) {
       s.fail("tor_oversubscription", fmt::format("a ratio giving a whole number of hosts per ToR "
-                                                 "(k/2 = {} x ratio)", c.k / 2));
+                                                 "(k/2 = {} x ratio)",
+                                                 c.k / 2));
     }
     const double up = c.k / 2 / c.agg_oversubscription;
     if (up != static_cast<double>(c.agg_uplinks()) || c.agg_uplinks() < 1) {
@@ -109,9 +113,11 @@ class FatTreeKind final : public TopologyKind {
                                                  "links per aggregation switch (k/2 = {} / ratio)",
                                                  c.k / 2));
     }
-    if (c.hosts_per_tor() + c.k / 2 > 65535) s.fail("tor_oversubscription", "at most 65535 ToR ports");
+    if (c.hosts_per_tor() + c.k / 2 > 65535)
+      s.fail("tor_oversubscription", "at most 65535 ToR ports");
     if (c.hosts_per_tor() % c.gpus_per_server != 0) {
-      s.fail("gpus_per_server", fmt::format("a divisor of the hosts per ToR ({})", c.hosts_per_tor()));
+      s.fail("gpus_per_server",
+             fmt::format("a divisor of the hosts per ToR ({})", c.hosts_per_tor()));
     }
     return KindConfig::of(c);
   }
@@ -127,6 +133,8 @@ class FatTreeKind final : public TopologyKind {
 
 }  // namespace
 
-std::unique_ptr<TopologyKind> make_fat_tree_kind() { return std::make_unique<FatTreeKind>(); }
+std::unique_ptr<TopologyKind> make_fat_tree_kind() {
+  return std::make_unique<FatTreeKind>();
+}
 
 }  // namespace fabsim

@@ -38,7 +38,8 @@ TopologyInfo build_leaf_spine(Network& net, const LeafSpineConfig& cfg, const Sw
     spine[s] = b.add_switch("spine" + std::to_string(s), SwitchRole::kSpine, 2).id();
   }
   const Link::Config host_link = b.link(cfg.nic_rate, cfg.host_link_delay);
-  for (int h = 0; h < hosts; ++h) b.attach(static_cast<uint32_t>(h), leaf[leaf_of_host[h]], host_link);
+  for (int h = 0; h < hosts; ++h)
+    b.attach(static_cast<uint32_t>(h), leaf[leaf_of_host[h]], host_link);
   for (int l = 0; l < leaves; ++l) {
     for (int s = 0; s < cfg.spines; ++s) {
       Link::Config link = b.link(cfg.uplink_rate, cfg.fabric_link_delay);
@@ -62,15 +63,17 @@ void check_two_tier(Section& s, const LeafSpineConfig& c, bool rail) {
   if (c.servers_per_leaf > c.servers) {
     s.fail(group_key, fmt::format("at most topology.servers = {}", c.servers));
   }
-  const int64_t leaf_ports = c.hosts_per_leaf() + static_cast<int64_t>(c.spines) * c.links_per_spine;
+  const int64_t leaf_ports =
+      c.hosts_per_leaf() + static_cast<int64_t>(c.spines) * c.links_per_spine;
   if (leaf_ports > 65535) {
     s.fail("spines", fmt::format("a leaf port count (hosts per leaf {} + spines x links_per_spine) "
-                                 "of at most 65535, got {}", c.hosts_per_leaf(), leaf_ports));
+                                 "of at most 65535, got {}",
+                                 c.hosts_per_leaf(), leaf_ports));
   }
   if (c.servers % c.servers_per_leaf != 0) {
     s.fail("servers", fmt::format("a multiple of topology.{} = {} (every {} holds the same number "
-                                  "of servers)", group_key, c.servers_per_leaf,
-                                  rail ? "group" : "leaf"));
+                                  "of servers)",
+                                  group_key, c.servers_per_leaf, rail ? "group" : "leaf"));
   }
   if (static_cast<int64_t>(c.leaves()) * c.links_per_spine > 65535) {
     s.fail("links_per_spine", "a spine port count (leaves x links_per_spine) of at most 65535");
@@ -85,40 +88,42 @@ LeafSpineConfig load_two_tier(Section& s, bool rail) {
     c.leaf_name = "rail";
     c.kind = "rail";
   }
-  c.servers = static_cast<int>(s.integer("servers", c.servers, 1, 1 << 20, "servers in the cluster"));
-  c.gpus_per_server = static_cast<int>(s.integer(
-      "gpus_per_server", c.gpus_per_server, 1, 1024,
-      rail ? "GPUs per server = rails: GPU g of each server attaches to rail switch g"
-           : "GPUs per server; each GPU has its own NIC port"));
+  c.servers =
+      static_cast<int>(s.integer("servers", c.servers, 1, 1 << 20, "servers in the cluster"));
+  c.gpus_per_server = static_cast<int>(
+      s.integer("gpus_per_server", c.gpus_per_server, 1, 1024,
+                rail ? "GPUs per server = rails: GPU g of each server attaches to rail switch g"
+                     : "GPUs per server; each GPU has its own NIC port"));
   if (rail) {
-    c.servers_per_leaf = static_cast<int>(s.integer(
-        "servers_per_group", 0, 0, 1 << 20,
-        "servers in one rail group (each of its rail switches has one port per server); "
-        "0 = all servers, one group"));
+    c.servers_per_leaf = static_cast<int>(
+        s.integer("servers_per_group", 0, 0, 1 << 20,
+                  "servers in one rail group (each of its rail switches has one port per server); "
+                  "0 = all servers, one group"));
     if (c.servers_per_leaf == 0) c.servers_per_leaf = c.servers;
   } else {
-    c.servers_per_leaf = static_cast<int>(s.integer(
-        "servers_per_leaf", c.servers_per_leaf, 1, 1 << 20,
-        "servers whose NICs share one leaf (server attach)"));
+    c.servers_per_leaf =
+        static_cast<int>(s.integer("servers_per_leaf", c.servers_per_leaf, 1, 1 << 20,
+                                   "servers whose NICs share one leaf (server attach)"));
     const auto attach = s.choice("attach", "server", {"server", "rail"},
                                  "server: all NICs of a server on one leaf (seed 002 §3.1); "
                                  "rail: GPU k of every server on rail leaf k");
     c.attach = attach == "rail" ? Attach::kRail : Attach::kServer;
   }
   c.spines = static_cast<int>(s.integer("spines", c.spines, 1, 4096, "spine switches"));
-  c.links_per_spine = static_cast<int>(s.integer(
-      "links_per_spine", c.links_per_spine, 1, 64,
-      rail ? "parallel links between each rail switch and each spine"
-           : "parallel links between each leaf-spine pair"));
+  c.links_per_spine =
+      static_cast<int>(s.integer("links_per_spine", c.links_per_spine, 1, 64,
+                                 rail ? "parallel links between each rail switch and each spine"
+                                      : "parallel links between each leaf-spine pair"));
   c.nic_rate = s.rate("nic_rate", c.nic_rate, "rate of each GPU's NIC port and its switch link");
   c.uplink_rate = s.rate("uplink_rate", c.uplink_rate,
                          rail ? "rate of each rail-spine link" : "rate of each leaf-spine link");
   c.host_link_delay = s.time("host_link_delay", c.host_link_delay, "propagation delay NIC-switch");
-  c.fabric_link_delay = s.time("fabric_link_delay", c.fabric_link_delay,
-                               rail ? "propagation delay rail-spine" : "propagation delay leaf-spine");
-  for (const auto& d : s.strings("spine_link_delays",
-                                 "per-spine uplink delays (unequal paths); empty = all "
-                                 "fabric_link_delay")) {
+  c.fabric_link_delay =
+      s.time("fabric_link_delay", c.fabric_link_delay,
+             rail ? "propagation delay rail-spine" : "propagation delay leaf-spine");
+  for (const auto& d :
+       s.strings("spine_link_delays", "per-spine uplink delays (unequal paths); empty = all "
+                                      "fabric_link_delay")) {
     const auto parsed = parse_time(d);
     if (!parsed.ok()) s.fail("spine_link_delays", "a list of durations such as [\"1us\", \"2us\"]");
     c.spine_delays.push_back(parsed.value);
@@ -152,7 +157,11 @@ class TwoTierKind final : public TopologyKind {
 
 }  // namespace
 
-std::unique_ptr<TopologyKind> make_leaf_spine_kind() { return std::make_unique<TwoTierKind>(false); }
-std::unique_ptr<TopologyKind> make_rail_kind() { return std::make_unique<TwoTierKind>(true); }
+std::unique_ptr<TopologyKind> make_leaf_spine_kind() {
+  return std::make_unique<TwoTierKind>(false);
+}
+std::unique_ptr<TopologyKind> make_rail_kind() {
+  return std::make_unique<TwoTierKind>(true);
+}
 
 }  // namespace fabsim

@@ -26,9 +26,11 @@ class SingleSwitchKind final : public TopologyKind {
   }
   KindConfig load(Section& s) const override {
     SingleSwitchConfig c;
-    c.hosts = static_cast<int>(s.integer("hosts", c.hosts, 2, 65535, "hosts on one non-blocking switch"));
+    c.hosts =
+        static_cast<int>(s.integer("hosts", c.hosts, 2, 65535, "hosts on one non-blocking switch"));
     c.nic_rate = s.rate("nic_rate", c.nic_rate, "rate of each host link");
-    c.host_link_delay = s.time("host_link_delay", c.host_link_delay, "propagation delay host-switch");
+    c.host_link_delay =
+        s.time("host_link_delay", c.host_link_delay, "propagation delay host-switch");
     return KindConfig::of(c);
   }
   HostShape shape(const KindConfig& cfg) const override {
@@ -43,6 +45,8 @@ class SingleSwitchKind final : public TopologyKind {
 
 }  // namespace
 
-std::unique_ptr<TopologyKind> make_single_switch_kind() { return std::make_unique<SingleSwitchKind>(); }
+std::unique_ptr<TopologyKind> make_single_switch_kind() {
+  return std::make_unique<SingleSwitchKind>();
+}
 
 }  // namespace fabsim
