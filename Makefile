@@ -2,12 +2,13 @@
 # Both install any missing Debian package first (apt-get; sudo only when not root).
 
 DEB_PACKAGES := cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev \
-                libtomlplusplus-dev nlohmann-json3-dev libfmt-dev python3-matplotlib
+                libtomlplusplus-dev nlohmann-json3-dev libfmt-dev python3-matplotlib \
+                clang-format clang-tidy
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FABSIM := build/release/apps/fabsim/fabsim
 
-.PHONY: demo compare test deps build-release build-asan test-release test-asan bench clean
+.PHONY: demo compare test deps build-release build-asan test-release test-asan bench tidy clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -40,6 +41,11 @@ test-asan: build-asan
 	ctest --preset asan
 
 test: test-release test-asan
+
+# clang-tidy (bugprone, modernize, performance; .clang-tidy) over every folder's sources.
+tidy: build-release
+	run-clang-tidy -quiet -p build/release $$(git ls-files '*.cpp' | grep -v '^tests/') 2>/dev/null | \
+	  grep -E 'warning:|error:' | sort | uniq -c | sort -rn | head -50
 
 bench: build-release
 	build/release/bench/fabsim_bench
