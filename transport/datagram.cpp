@@ -51,24 +51,20 @@ class DatagramTransport::Flow : public TxSource, public Endpoint {
     p->tclass = r.spec.tclass;
     p->ecn = cfg_.ecn_capable ? Ecn::kEct : Ecn::kNotEct;
     p->sent = now;
-    if (r.first_send == Time::max()) r.first_send = now;
-    ++r.packets_sent;
-    if (r.trace) flows_.trace({now, id_, 's', p->seq, p->payload});
+    flows_.sent(id_, *p, now, /*resent=*/false);
     next_ = now + serialization_delay(p->size + framing_, rate_);
     return p;
   }
 
   void receive(Packet* p) override {
-    FlowRecord& r = flows_[id_];
-    ++r.packets_received;
-    if (p->ecn == Ecn::kCe) ++r.ecn_marked;
-    if (seen_any_ && p->seq < highest_) ++r.out_of_order;
+    const Time now = net_.sim().now();
+    flows_.received(id_, *p, now);
+    if (seen_any_ && p->seq < highest_) ++flows_[id_].out_of_order;
     if (!seen_any_ || p->seq > highest_) highest_ = p->seq;
     seen_any_ = true;
-    r.delivered += p->payload;
-    if (r.trace) flows_.trace({net_.sim().now(), id_, 'r', p->seq, p->payload});
+    const int64_t bytes = p->payload;
     net_.sim().pool().release(p);
-    if (r.delivered == r.spec.bytes) flows_.complete(id_, net_.sim().now());
+    flows_.delivered(id_, bytes, now);
   }
 
  private:

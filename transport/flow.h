@@ -7,6 +7,7 @@
 #include <deque>    // records: stable references while flows are added
 #include <vector>   // trace
 
+#include "core/packet.h"
 #include "core/units.h"
 
 namespace fabsim {
@@ -70,6 +71,32 @@ class FlowTable {
   size_t size() const { return records_.size(); }
   const std::deque<FlowRecord>& records() const { return records_; }
   void set_observer(FlowObserver* o) { observer_ = o; }
+
+  // The bookkeeping every transport does, in one place.
+  /// A data packet of flow `id` leaves its sender at `now` (`resent`: a retransmission).
+  void sent(uint32_t id, const Packet& p, Time now, bool resent) {
+    FlowRecord& r = records_[id];
+    if (r.first_send == Time::max()) r.first_send = now;
+    ++r.packets_sent;
+    if (resent) {
+      ++r.retransmissions;
+      r.retransmitted_bytes += p.payload;
+    }
+    if (r.trace) trace({now, id, 's', p.seq, p.payload});
+  }
+  /// A data packet of flow `id` reaches its receiver at `now`.
+  void received(uint32_t id, const Packet& p, Time now) {
+    FlowRecord& r = records_[id];
+    ++r.packets_received;
+    if (p.ecn == Ecn::kCe) ++r.ecn_marked;
+    if (r.trace) trace({now, id, 'r', p.seq, p.payload});
+  }
+  /// `bytes` of flow `id` are delivered in order at `now`; the flow completes with its last.
+  void delivered(uint32_t id, int64_t bytes, Time now) {
+    FlowRecord& r = records_[id];
+    r.delivered += bytes;
+    if (r.delivered == r.spec.bytes) complete(id, now);
+  }
 
   /// Marks flow `id` complete at `t` and tells the observer.
   void complete(uint32_t id, Time t) {

@@ -67,16 +67,9 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     p->ecn = needs_.cnp ? Ecn::kEct : Ecn::kNotEct;
     p->flags = last ? kLastOfMessage : 0;
     p->sent = now;
-    FlowRecord& r = t_.flows_[m.flow];
-    if (r.first_send == Time::max()) r.first_send = now;
-    ++r.packets_sent;
-    if (psn < high_sent_) {
-      ++r.retransmissions;
-      r.retransmitted_bytes += p->payload;
-    } else {
-      high_sent_ = psn + 1;
-    }
-    if (r.trace) t_.flows_.trace({now, m.flow, 's', psn, p->payload});
+    const bool resent = psn < high_sent_;
+    if (!resent) high_sent_ = psn + 1;
+    t_.flows_.sent(m.flow, *p, now, resent);
     last_send_ = now;
     last_wire_ = p->size + framing_;
     sent_any_ = true;
@@ -276,11 +269,8 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
 
   void receive(Packet* p) override {
     const Time now = sim_.now();
-    FlowRecord& r = t_.flows_[p->flow];
-    ++r.packets_received;
-    if (r.trace) t_.flows_.trace({now, p->flow, 'r', p->seq, p->payload});
+    t_.flows_.received(p->flow, *p, now);
     if (p->ecn == Ecn::kCe) {
-      ++r.ecn_marked;
       if (cnp_) {
         last_marked_flow_ = p->flow;
         if (pacer_.on_marked(now)) {
@@ -302,7 +292,7 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
         send_ack();
       }
     } else if (p->seq > expected_) {
-      ++r.out_of_order;  // go-back-N drops it
+      ++t_.flows_[p->flow].out_of_order;  // go-back-N drops it
       if (!nacked_ || nack_psn_ != expected_ || now - nack_time_ >= t_.cfg_.nack_interval) {
         nacked_ = true;
         nack_psn_ = expected_;
@@ -323,11 +313,7 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
   }
 
  private:
-  void deliver(uint32_t flow, uint32_t bytes, Time now) {
-    FlowRecord& r = t_.flows_[flow];
-    r.delivered += bytes;
-    if (r.delivered == r.spec.bytes) t_.flows_.complete(flow, now);
-  }
+  void deliver(uint32_t flow, uint32_t bytes, Time now) { t_.flows_.delivered(flow, bytes, now); }
   void send_ack() {
     pending_packets_ = 0;
     pending_bytes_ = 0;
