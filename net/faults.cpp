@@ -13,26 +13,7 @@ FaultInjector::FaultInjector(Simulation& sim, const TopologyInfo& topo,
   for (const FaultSpec& f : specs) {
     const int64_t c = topo.find_cable(f.link);
     FABSIM_ASSERT(c >= 0);
-    const auto cable = static_cast<uint32_t>(c);
-    switch (f.action) {
-      case FaultAction::kDown:
-      case FaultAction::kUp:
-        changes_.push_back({cable, f.at, f.action, 0});
-        break;
-      case FaultAction::kBer:
-        changes_.push_back({cable, f.at, FaultAction::kBer, f.ber});
-        break;
-      case FaultAction::kFlap: {
-        Time t = f.at;
-        for (int i = 0; i < f.count; ++i) {
-          changes_.push_back({cable, t, FaultAction::kDown, 0});
-          t += f.down_for;
-          changes_.push_back({cable, t, FaultAction::kUp, 0});
-          t += f.up_for;
-        }
-        break;
-      }
-    }
+    f.kind->expand(f.config, static_cast<uint32_t>(c), f.at, changes_);
   }
   // Time order; changes at the same time keep the scenario's order.
   std::stable_sort(changes_.begin(), changes_.end(),
@@ -93,6 +74,94 @@ void Reconvergence::on_event(uint32_t tag, uint32_t /*gen*/) {
   const uint32_t ends[2] = {c.lower, c.upper};
   for (uint32_t sw : ends) view_[sw][u.cable] = alive;
   install_routes(net_, topo_, view, ends, 2);
+}
+
+namespace {
+
+struct NoKeys {};
+
+// A cable goes down, or comes back, at `at`.
+class StateFault final : public FaultKind {
+ public:
+  explicit StateFault(bool up) : up_(up) {}
+  std::string_view name() const override { return up_ ? "up" : "down"; }
+  std::string_view description() const override {
+    return up_ ? "the cable comes back" : "the cable goes down (both directions)";
+  }
+  KindConfig load(Section& /*s*/) const override { return KindConfig::of(NoKeys{}); }
+  void expand(const KindConfig& /*cfg*/, uint32_t cable, Time at,
+              std::vector<CableChange>& out) const override {
+    out.push_back({cable, at, up_ ? FaultAction::kUp : FaultAction::kDown, 0});
+  }
+
+ private:
+  bool up_;
+};
+
+struct FlapConfig {
+  Time down_for = Time::us(100);
+  Time up_for = Time::us(100);
+  int count = 1;
+};
+
+class FlapFault final : public FaultKind {
+ public:
+  std::string_view name() const override { return "flap"; }
+  std::string_view description() const override {
+    return "down for down_for, up for up_for, count times";
+  }
+  KindConfig load(Section& s) const override {
+    FlapConfig c;
+    c.down_for = s.time("down_for", c.down_for, "flap: time down per cycle");
+    c.up_for = s.time("up_for", c.up_for, "flap: time up per cycle");
+    c.count = static_cast<int>(s.integer("count", c.count, 1, 1 << 20, "flap: cycles"));
+    if (!s.describing() && c.down_for.ps() <= 0) s.fail("down_for", "a positive duration");
+    if (!s.describing() && c.up_for.ps() <= 0) s.fail("up_for", "a positive duration");
+    return KindConfig::of(c);
+  }
+  void expand(const KindConfig& cfg, uint32_t cable, Time at,
+              std::vector<CableChange>& out) const override {
+    const auto& c = cfg.get<FlapConfig>();
+    for (int i = 0; i < c.count; ++i) {
+      out.push_back({cable, at, FaultAction::kDown, 0});
+      at += c.down_for;
+      out.push_back({cable, at, FaultAction::kUp, 0});
+      at += c.up_for;
+    }
+  }
+};
+
+class BerFault final : public FaultKind {
+ public:
+  std::string_view name() const override { return "ber"; }
+  std::string_view description() const override {
+    return "the cable's pre-FEC bit error rate changes (both directions)";
+  }
+  KindConfig load(Section& s) const override {
+    if (!s.describing() && !s.has("ber"))
+      s.fail("ber", "the new bit error rate (action = \"ber\")");
+    return KindConfig::of(
+        s.real("ber", 0.0, 0.0, 0.5, "ber: the cable's new pre-FEC bit error rate"));
+  }
+  void expand(const KindConfig& cfg, uint32_t cable, Time at,
+              std::vector<CableChange>& out) const override {
+    out.push_back({cable, at, FaultAction::kBer, cfg.get<double>()});
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<FaultKind> make_down_fault() {
+  return std::make_unique<StateFault>(false);
+}
+std::unique_ptr<FaultKind> make_up_fault() {
+  return std::make_unique<StateFault>(true);
+}
+std::unique_ptr<FaultKind> make_flap_fault() {
+  return std::make_unique<FlapFault>();
+}
+std::unique_ptr<FaultKind> make_ber_fault() {
+  return std::make_unique<BerFault>();
 }
 
 }  // namespace fabsim

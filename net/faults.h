@@ -15,23 +15,46 @@
 #include <string>   // cable names
 #include <vector>   // schedule, listeners
 
+#include "config/reader.h"
+#include "config/registry.h"
 #include "core/simulation.h"
 #include "net/network.h"
 #include "net/topology.h"
 
 namespace fabsim {
 
-enum class FaultAction : uint8_t { kDown, kUp, kFlap, kBer };
+/// What physically happens to a cable at one instant (the primitive a fault kind expands to).
+enum class FaultAction : uint8_t { kDown, kUp, kBer };
+
+struct CableChange {
+  uint32_t cable;
+  Time at;
+  FaultAction action;
+  double ber;  // kBer: the new pre-FEC bit error rate (both directions)
+};
+
+/// The fault family (`[[faults.events]] action`): a kind declares its own keys and expands one
+/// event into primitive cable changes. Registered in scenario/kinds.cpp.
+class FaultKind {
+ public:
+  virtual ~FaultKind() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::string_view description() const = 0;
+  virtual KindConfig load(Section& s) const = 0;
+  /// Appends the changes of one event on `cable` starting at `at`.
+  virtual void expand(const KindConfig& cfg, uint32_t cable, Time at,
+                      std::vector<CableChange>& out) const = 0;
+};
+
+std::unique_ptr<FaultKind> make_down_fault();
+std::unique_ptr<FaultKind> make_up_fault();
+std::unique_ptr<FaultKind> make_flap_fault();
+std::unique_ptr<FaultKind> make_ber_fault();
 
 /// One entry of `[[faults.events]]`.
-struct FaultSpec {
+struct FaultSpec : Choice<FaultKind> {
   std::string link;  // cable name, "<lower switch>-<upper switch>" (+ "#<k>" for parallel links)
-  FaultAction action = FaultAction::kDown;
   Time at;
-  Time down_for = Time::us(100);  // flap
-  Time up_for = Time::us(100);    // flap
-  int count = 1;                  // flap cycles
-  double ber = 0;                 // kBer: the new pre-FEC bit error rate (both directions)
 };
 
 /// Hears cable changes as they happen (physically), before anyone has detected them.
@@ -53,12 +76,7 @@ class FaultInjector : public EventTarget {
   void start();
   void on_event(uint32_t tag, uint32_t gen) override;
 
-  struct Change {
-    uint32_t cable;
-    Time at;
-    FaultAction action;  // kDown, kUp or kBer
-    double ber;
-  };
+  using Change = CableChange;
   const std::vector<Change>& changes() const { return changes_; }
   /// Per cable: the first time it went down or degraded (Time::max() if never).
   const std::vector<Time>& first_fault() const { return first_fault_; }

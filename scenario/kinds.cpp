@@ -38,6 +38,11 @@ const Registries& registries() {
     k.security.add(make_macsec());
     k.security.add(make_ipsec());
     k.security.add(make_psp());
+
+    k.faults.add(make_down_fault());
+    k.faults.add(make_up_fault());
+    k.faults.add(make_flap_fault());
+    k.faults.add(make_ber_fault());
     return k;
   }();
   return r;

@@ -6,6 +6,7 @@
 #include "config/registry.h"
 #include "lb/policy.h"
 #include "net/fabric.h"
+#include "net/faults.h"
 #include "net/security.h"
 #include "net/topology.h"
 #include "transport/kind.h"
@@ -21,6 +22,7 @@ struct Registries {
   Registry<TransportKind> transports;
   Registry<WorkloadKind> workloads;
   Registry<SecurityKind> security;
+  Registry<FaultKind> faults;
 };
 
 /// The registries, built once and never changed afterwards (read-only after construction, so

@@ -147,39 +147,23 @@ void load_faults(Section& s, ScenarioConfig& c, std::vector<Section>& event_sect
                                "Ethernet fabric: every other switch reroutes after this (BGP "
                                "withdrawal after BFD detection; docs/FAULTS.md) [UNVERIFIED]");
   auto list = s.tables("events", "[[faults.events]]: link, action, at (+ flap/ber fields)");
+  const Registry<FaultKind>& kinds = registries().faults;
   if (s.describing()) {
     Section e = s.describe_child("events[i]");
     e.text("link", "leaf0-spine0",
            "cable \"<lower switch>-<upper switch>\" (\"#<k>\" for parallel links), e.g. "
            "leaf0-spine1, rail2-spine0, tor0_1-agg0_0, agg3_1-core2");
-    e.choice("action", "down", {"down", "up", "flap", "ber"}, "what happens to the cable");
+    e.choice("action", "down", kinds.names(), "what happens to the cable");
     e.time("at", Time(), "when");
-    e.time("down_for", Time::us(100), "flap: time down per cycle");
-    e.time("up_for", Time::us(100), "flap: time up per cycle");
-    e.integer("count", 1, 1, 1 << 20, "flap: cycles");
-    e.real("ber", 0.0, 0.0, 0.5, "ber: the cable's new pre-FEC bit error rate");
+    for (const FaultKind* k : kinds.kinds()) k->load(e);
     return;
   }
   for (auto& e : list) {
     FaultSpec f;
     f.link = e.text("link", "", "cable");
-    const std::string action = e.choice("action", "down", {"down", "up", "flap", "ber"}, "action");
-    f.action = action == "up"     ? FaultAction::kUp
-               : action == "flap" ? FaultAction::kFlap
-               : action == "ber"  ? FaultAction::kBer
-                                  : FaultAction::kDown;
+    f.kind = kinds.find(e.choice("action", "down", kinds.names(), "action"));
     f.at = e.time("at", Time(), "when");
-    if (f.action == FaultAction::kFlap) {
-      f.down_for = e.time("down_for", Time::us(100), "time down per cycle");
-      f.up_for = e.time("up_for", Time::us(100), "time up per cycle");
-      f.count = static_cast<int>(e.integer("count", 1, 1, 1 << 20, "cycles"));
-      if (f.down_for.ps() <= 0) e.fail("down_for", "a positive duration");
-      if (f.up_for.ps() <= 0) e.fail("up_for", "a positive duration");
-    }
-    if (f.action == FaultAction::kBer) {
-      if (!e.has("ber")) e.fail("ber", "the new bit error rate (action = \"ber\")");
-      f.ber = e.real("ber", 0.0, 0.0, 0.5, "pre-FEC bit error rate");
-    }
+    f.config = f.kind->load(e);
     e.finish();  // rejects keys that do not belong to the action
     c.faults.events.push_back(f);
     event_sections.push_back(std::move(e));
@@ -359,6 +343,8 @@ Catalogue describe_catalogue() {
   cat.families.push_back(
       describe_family("workloads (workload.kind)", "workload", reg.workloads, shape));
   cat.families.push_back(describe_family("security (security.kind)", "security", reg.security));
+  cat.families.push_back(
+      describe_family("fault actions (faults.events[i].action)", "faults.events[i]", reg.faults));
   auto ctx = std::make_shared<ReaderContext>();
   ctx->describe = true;
   Section s(ctx, nullptr, "", nullptr);

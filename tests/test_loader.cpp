@@ -104,7 +104,7 @@ TEST(Loader, MissingFile) {
 
 TEST(Loader, CatalogueListsEveryKindWithDefaults) {
   const auto cat = describe_catalogue();
-  ASSERT_EQ(cat.families.size(), 7U);
+  ASSERT_EQ(cat.families.size(), 8U);
   const auto& topologies = cat.families[0].kinds;
   ASSERT_EQ(topologies.size(), 4U);
   EXPECT_EQ(topologies[2].name, "fat_tree");
