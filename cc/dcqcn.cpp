@@ -20,8 +20,13 @@ DcqcnConfig DcqcnConfig::connectx(Rate line) {
   c.byte_counter = 0;
   c.fast_recovery_steps = 1;
   // HPCC ns-3 run.py scales R_AI = 5 Mb/s and R_HAI = 50 Mb/s by line / 25 Gb/s.
-  c.rate_ai = Rate(Rate::mbps(5).bps() * line.bps() / Rate::gbps(25).bps());
-  c.rate_hai = Rate(Rate::mbps(50).bps() * line.bps() / Rate::gbps(25).bps());
+  // 128-bit product: 50 Mb/s x 400 Gb/s overflows 64 bits.
+  const auto scaled = [line](Rate r) {
+    return Rate(
+        static_cast<int64_t>(static_cast<__int128>(r.bps()) * line.bps() / Rate::gbps(25).bps()));
+  };
+  c.rate_ai = scaled(Rate::mbps(5));
+  c.rate_hai = scaled(Rate::mbps(50));
   c.min_rate = Rate::gbps(1);
   c.rate_on_first_cnp = 1.0;
   c.clamp_target = false;
