@@ -23,7 +23,7 @@ DcqcnConfig DcqcnConfig::connectx(Rate line) {
   // 128-bit product: 50 Mb/s x 400 Gb/s overflows 64 bits.
   const auto scaled = [line](Rate r) {
     return Rate(
-        static_cast<int64_t>(static_cast<__int128>(r.bps()) * line.bps() / Rate::gbps(25).bps()));
+        static_cast<int64_t>(static_cast<Int128>(r.bps()) * line.bps() / Rate::gbps(25).bps()));
   };
   c.rate_ai = scaled(Rate::mbps(5));
   c.rate_hai = scaled(Rate::mbps(50));
