@@ -70,6 +70,8 @@ class Section {
   /// An array of tables ([[key]]); empty when absent.
   std::vector<Section> tables(std::string_view key, std::string_view doc);
   bool has(std::string_view key) const;
+  /// Whether a getter has read `key` (kinds read their own tables).
+  bool was_read(std::string_view key) const { return read_.find(key) != read_.end(); }
   /// True if `key` holds the string `value` (e.g. the sweep variable "$size").
   bool is_text(std::string_view key, std::string_view value) const;
   /// A list of strings (empty when absent).

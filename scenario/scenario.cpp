@@ -170,6 +170,22 @@ void load_faults(Section& s, ScenarioConfig& c, std::vector<Section>& event_sect
   }
 }
 
+// A table named after a kind of `reg` that the chosen kinds did not read holds that kind's
+// keys: say so, rather than calling it an unknown key (e.g. [fabric.gse] left in a file run with
+// fabric.kind = "ethernet", or [transport.dcqcn] with transport.kind = "datagram").
+template <typename Kind>
+void reject_unread_kind_tables(Section& s, const Registry<Kind>& reg, std::string_view family,
+                               std::string_view chosen) {
+  if (s.describing()) return;
+  for (const Kind* k : reg.kinds()) {
+    if (s.has(k->name()) && !s.was_read(k->name())) {
+      s.fail(k->name(), fmt::format("no [{}.{}] table with {} (it holds the keys of {} \"{}\": "
+                                    "remove it, or choose that kind)",
+                                    s.path(), k->name(), chosen, family, k->name()));
+    }
+  }
+}
+
 // A fault's cable must exist in the topology: build it (without traffic) and look the names up.
 void check_fault_cables(const ScenarioConfig& c, std::vector<Section>& events) {
   if (c.faults.events.empty()) return;
@@ -221,6 +237,8 @@ void load_families(Section& top, ScenarioConfig& c, std::vector<Section>& fault_
   routing.finish();
   auto fabric = top.table("fabric", "the fabric's forwarding model");
   c.fabric = choose(fabric, "kind", "ethernet", reg.fabrics, "forwarding model", c.topology.shape);
+  reject_unread_kind_tables(fabric, reg.fabrics, "fabric",
+                            fmt::format("fabric.kind = \"{}\"", c.fabric.name()));
   fabric.finish();
   auto faults = top.table("faults", "link failures, flaps and degradation (docs/FAULTS.md)");
   load_faults(faults, c, fault_events);
@@ -232,6 +250,8 @@ void load_families(Section& top, ScenarioConfig& c, std::vector<Section>& fault_
   c.transport.wire = load_wire(tr, &c.transport.tclass);
   c.transport.config = c.transport.kind->load(
       tr, TransportEnv{c.topology.shape.nic_rate, c.transport.wire, &reg.ccs});
+  reject_unread_kind_tables(tr, reg.ccs, "congestion control",
+                            fmt::format("transport.kind = \"{}\"", c.transport.name()));
   tr.finish();
   auto sec = top.table("security", "encryption cost (docs/SECURITY.md)");
   c.security = choose(sec, "kind", "none", reg.security, "encryption");

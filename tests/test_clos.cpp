@@ -628,3 +628,52 @@ TEST(GseClos, SameFatTreeScenarioTwiceGivesIdenticalSummaries) {
 
 }  // namespace
 }  // namespace fabsim
+
+namespace fabsim {
+namespace {
+
+// GSE (PKTC + DGSQ, no PFC, VOQ ECN) on the rail topology: 4 servers x 8 GPUs, GPU g of every
+// server on rail switch g, 4 spines at 400G. A 32-rank AllToAll (same-rail flows stay on their
+// rail switch, the others cross a spine) ends within 3 % of the NIC bound: each NIC sends its 31
+// flows of S/32 and the ACKs of the 31 it receives at 100G; the last frame then crosses a
+// rail switch and a spine at 400G and the destination rail switch at 100G, over 2 host and 2
+// fabric links of 1 us. Measured: 351.5 us against 342.7 us (+2.6 %).
+TEST(GseClos, RailAllToAllWithDgsqWithin3PercentOfTheNicBound) {
+  constexpr int kRanks = 32;
+  constexpr int64_t kS = int64_t{4} << 20;
+  const std::string text = R"(
+[topology]
+kind = "rail"
+servers = 4
+gpus_per_server = 8
+spines = 4
+uplink_rate = "400Gbps"
+[network.pfc]
+enabled = false
+[network.ecn]
+enabled = false
+[transport]
+kind = "roce"
+[fabric]
+kind = "gse"
+[fabric.gse]
+dgsq = true
+voq_ecn = true
+)" + alltoall_job(kRanks, kS);
+  const RunResult r = run_scenario(load_scenario_text(text, "gse-rail.toml"));
+  ASSERT_EQ(r.jobs.size(), 1U);
+  ASSERT_TRUE(r.jobs[0].done);
+  EXPECT_EQ(r.totals.drops, 0U);
+  EXPECT_EQ(r.fabric["pfc_in_fabric"].get<uint64_t>(), 0U);
+  const int64_t m = kS / kRanks;
+  const int64_t k = (m + 4095) / 4096;
+  const int64_t per_flow = k * kWire - (k * 4096 - m) + k * kAckWire;
+  const Time bound = serialization_delay((kRanks - 1) * per_flow, 100_Gbps) +
+                     serialization_delay(kWire, 100_Gbps) +
+                     serialization_delay(kWire, 400_Gbps) * 2 + 1_us * 4;
+  EXPECT_GE(r.jobs[0].jct(), bound - 1_us * 4);  // nothing beats the NICs
+  EXPECT_LE(static_cast<double>(r.jobs[0].jct().ps()), 1.03 * static_cast<double>(bound.ps()));
+}
+
+}  // namespace
+}  // namespace fabsim

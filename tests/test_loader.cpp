@@ -126,3 +126,23 @@ TEST(Loader, CatalogueListsEveryKindWithDefaults) {
 
 }  // namespace
 }  // namespace fabsim
+
+namespace fabsim {
+namespace {
+
+// A table of a kind that is not chosen is named as such, not as an unknown key.
+TEST(Loader, TableOfAnotherKindIsNamed) {
+  const auto fabric = error_of("[fabric]\nkind = \"ethernet\"\n[fabric.gse]\ndgsq = true\n");
+  EXPECT_NE(fabric.find("key 'fabric.gse'"), std::string::npos) << fabric;
+  EXPECT_NE(fabric.find("fabric.kind = \"ethernet\""), std::string::npos) << fabric;
+  const auto cc =
+      error_of("[transport]\nkind = \"datagram\"\n[transport.dcqcn]\nenabled = false\n");
+  EXPECT_NE(cc.find("congestion control \"dcqcn\""), std::string::npos) << cc;
+  // With the kinds that read them, the same tables load.
+  EXPECT_EQ(error_of("[fabric]\nkind = \"gse\"\n[fabric.gse]\ndgsq = true\n"), "no error");
+  EXPECT_EQ(error_of("[transport]\nkind = \"roce\"\n[transport.dcqcn]\nenabled = false\n"),
+            "no error");
+}
+
+}  // namespace
+}  // namespace fabsim
