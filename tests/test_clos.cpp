@@ -376,15 +376,10 @@ TEST(Rail, CrossRailTrafficGoesThroughTheSpinesOverFourLinks) {
 // Seed 002's GSE devices (scenarios/seed002-gse-2to1.toml) on a non-blocking k = 8 fat tree of
 // 128 hosts, all links 100G: PKTC, DGSQ, no PFC, no egress ECN, VOQ ECN driving the NICs'
 // DCQCN; RoCE NICs with 4 KiB payloads.
-std::string gse_fat_tree(const std::string& workload) {
-  return fmt::format(R"(
-[topology]
-kind = "fat_tree"
-k = 8
-nic_rate = "100Gbps"
-link_rate = "100Gbps"
-host_link_delay = "1us"
-fabric_link_delay = "1us"
+// GSE as seed 002 tested it (PKTC, DGSQ, no PFC, VOQ ECN; RoCE NICs) on `topology` (a
+// [topology] table).
+std::string gse_on(const std::string& topology, const std::string& workload) {
+  return topology + R"(
 [network.pfc]
 enabled = false
 [network.ecn]
@@ -402,9 +397,20 @@ mode = "n2n"
 container = "16KiB"
 dgsq = true
 voq_ecn = true
-{}
+)" + workload;
+}
+
+std::string gse_fat_tree(const std::string& workload) {
+  return gse_on(R"(
+[topology]
+kind = "fat_tree"
+k = 8
+nic_rate = "100Gbps"
+link_rate = "100Gbps"
+host_link_delay = "1us"
+fabric_link_delay = "1us"
 )",
-                     workload);
+                workload);
 }
 
 TEST(GseClos, Incast31To1IsLosslessWithoutPfcInTheFabric) {
@@ -641,25 +647,15 @@ namespace {
 TEST(GseClos, RailAllToAllWithDgsqWithin3PercentOfTheNicBound) {
   constexpr int kRanks = 32;
   constexpr int64_t kS = int64_t{4} << 20;
-  const std::string text = R"(
+  const std::string text = gse_on(R"(
 [topology]
 kind = "rail"
 servers = 4
 gpus_per_server = 8
 spines = 4
 uplink_rate = "400Gbps"
-[network.pfc]
-enabled = false
-[network.ecn]
-enabled = false
-[transport]
-kind = "roce"
-[fabric]
-kind = "gse"
-[fabric.gse]
-dgsq = true
-voq_ecn = true
-)" + alltoall_job(kRanks, kS);
+)",
+                                  alltoall_job(kRanks, kS));
   const RunResult r = run_scenario(load_scenario_text(text, "gse-rail.toml"));
   ASSERT_EQ(r.jobs.size(), 1U);
   ASSERT_TRUE(r.jobs[0].done);
