@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>  // messages
 
+#include <cmath>    // isfinite
 #include <sstream>  // node printing
 
 namespace fabsim {
@@ -117,8 +118,10 @@ double Section::real(std::string_view key, double def, double lo, double hi, std
     std::optional<double> got;
     if (n->is_floating_point()) got = n->as_floating_point()->get();
     if (n->is_integer()) got = static_cast<double>(n->as_integer()->get());
-    if (!got || *got < lo || *got > hi)
-      fail_at(n, key, fmt::format("a number in [{}, {}]", lo, hi));
+    // NaN and infinity fail every comparison, so they are refused before the range check.
+    if (!got || !std::isfinite(*got) || *got < lo || *got > hi) {
+      fail_at(n, key, fmt::format("a finite number in [{}, {}]", lo, hi));
+    }
     v = *got;
   }
   record(key, v);

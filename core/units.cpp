@@ -3,8 +3,11 @@
 
 #include <array>    // unit tables
 #include <cctype>   // isdigit, isspace
-#include <cmath>    // llround
+#include <cerrno>   // ERANGE from strtold
+#include <cmath>    // llround, isfinite
 #include <cstdio>   // snprintf
+#include <cstdlib>  // strtold
+#include <string>   // the number's digits
 #include <utility>  // pair
 
 namespace fabsim {
@@ -34,7 +37,11 @@ bool split_number(std::string_view text, long double& number, std::string_view& 
     ++i;
   }
   if (!digits) return false;
-  number = std::stold(std::string(text.substr(start, i - start)));
+  // Thousands of digits overflow long double: that is a malformed number here, not a crash.
+  errno = 0;
+  const std::string digits_text(text.substr(start, i - start));
+  number = std::strtold(digits_text.c_str(), nullptr);
+  if (errno == ERANGE || !std::isfinite(number)) return false;
   while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
   size_t end = text.size();
   while (end > i && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
@@ -88,7 +95,9 @@ Parsed<Time> parse_time(std::string_view text) {
   if (!parse_with(text, kTimeUnits, false, v)) {
     return {{}, "a non-negative duration with a unit (ps, ns, us, ms, s), e.g. \"2us\""};
   }
-  if (!is_whole(v) || v > 9.2e18L) return {{}, "a duration that is a whole number of picoseconds"};
+  if (!is_whole(v) || v > 9.2e18L) {
+    return {{}, "a duration that is a whole number of picoseconds, at most 9.2e18 ps (106 days)"};
+  }
   return {Time::ps(static_cast<int64_t>(std::llround(v))), {}};
 }
 
@@ -97,7 +106,9 @@ Parsed<Bytes> parse_bytes(std::string_view text) {
   if (!parse_with(text, kByteUnits, true, v)) {
     return {{}, "a non-negative size with a unit (B, KB, KiB, MB, MiB, GB, GiB), e.g. \"16KiB\""};
   }
-  if (!is_whole(v) || v > 9.2e18L) return {{}, "a size that is a whole number of bytes"};
+  if (!is_whole(v) || v > 9.2e18L) {
+    return {{}, "a size that is a whole number of bytes, at most 9.2e18 B"};
+  }
   return {Bytes(static_cast<int64_t>(std::llround(v))), {}};
 }
 
@@ -106,7 +117,9 @@ Parsed<Rate> parse_rate(std::string_view text) {
   if (!parse_with(text, kRateUnits, false, v) || v <= 0) {
     return {{}, "a positive rate with a unit (bps, Kbps, Mbps, Gbps, Tbps), e.g. \"400Gbps\""};
   }
-  if (!is_whole(v)) return {{}, "a rate that is a whole number of bits per second"};
+  if (!is_whole(v) || v > 9.2e18L) {
+    return {{}, "a rate that is a whole number of bits per second, at most 9.2 Ebps"};
+  }
   return {Rate(static_cast<int64_t>(std::llround(v))), {}};
 }
 

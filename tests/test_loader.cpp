@@ -146,3 +146,21 @@ TEST(Loader, TableOfAnotherKindIsNamed) {
 
 }  // namespace
 }  // namespace fabsim
+
+namespace fabsim {
+namespace {
+
+// Issue 14: NaN and infinity passed every range check (`v < lo || v > hi` is false for NaN).
+TEST(Loader, NanAndInfinityAreRefused) {
+  for (const char* v : {"nan", "inf", "-inf", "+nan"}) {
+    const auto e = error_of(std::string("[network.buffer]\negress_alpha = ") + v + "\n");
+    EXPECT_NE(e.find("network.buffer.egress_alpha"), std::string::npos) << v << ": " << e;
+    EXPECT_NE(e.find("a finite number"), std::string::npos) << v << ": " << e;
+  }
+  EXPECT_NE(error_of("[network]\nloss_probability = nan\n").find("finite"), std::string::npos);
+  EXPECT_NE(error_of("[topology]\nnic_rate = \"9300000Tbps\"\n").find("topology.nic_rate"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace fabsim

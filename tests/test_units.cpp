@@ -69,3 +69,24 @@ TEST(Units, Printing) {
 
 }  // namespace
 }  // namespace fabsim
+
+namespace fabsim {
+namespace {
+
+// Issue 14: quantities past 64 bits and numbers past long double are errors, not wrapped values
+// or a bare "stold" from the library.
+TEST(Units, OverflowIsAnErrorNotAWrappedValue) {
+  EXPECT_FALSE(parse_rate("9300000Tbps").ok());  // 9.3e18 b/s: used to become negative
+  EXPECT_TRUE(parse_rate("9000000Tbps").ok());
+  EXPECT_FALSE(parse_time("107days").ok());
+  EXPECT_FALSE(parse_time("9300000s").ok());    // 9.3e18 ps
+  EXPECT_FALSE(parse_bytes("9300000TB").ok());  // 9.3e18 B
+  const std::string huge(5000, '9');
+  EXPECT_FALSE(parse_rate(huge + "Gbps").ok());
+  EXPECT_FALSE(parse_time(huge + "us").ok());
+  EXPECT_FALSE(parse_bytes(huge).ok());
+  EXPECT_NE(parse_rate("9300000Tbps").error.find("at most"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fabsim
