@@ -45,8 +45,11 @@ struct RunResult {
   std::vector<std::pair<std::string, std::string>> fabric_rows;  // the fabric's table rows
   std::string topology_line;  // e.g. "leaf_spine (32 hosts, 4 leaves, ...)"
   int hosts = 0;
-  Time end_time;          // simulated time when the run ended
-  bool all_done = false;  // every flow completed
+  Time end_time;                // simulated time when the run ended
+  bool all_done = false;        // every flow completed
+  uint64_t failed_senders = 0;  // senders that gave up (RoCE QPs past their retry limit)
+  /// Every flow finished and no sender failed (otherwise the command exits with 3).
+  bool complete() const { return all_done && failed_senders == 0; }
   uint64_t events = 0;
   std::vector<FlowRecord> flows;
   std::vector<TraceEvent> trace;

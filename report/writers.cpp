@@ -289,6 +289,10 @@ std::string summary_table(const RunResult& r) {
   std::string out;
   out += fmt::format("scenario {}  seed {}  transport {}  topology {}\n", r.name, r.seed,
                      r.transport_kind, r.topology_line);
+  if (!r.complete()) {
+    out += fmt::format("INCOMPLETE: {} of {} flows unfinished at {} us, {} senders failed\n",
+                       s.flows - s.completed, s.flows, us(r.end_time), r.failed_senders);
+  }
   out += fmt::format("{:<28}{:>16}\n", "metric", "value");
   out += fmt::format("{:-<44}\n", "");
   const Row row = [&out](const std::string& k, const std::string& v) {

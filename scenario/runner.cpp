@@ -236,6 +236,7 @@ RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
   r.fabric["faults"] = fault_stats();
   fabric_->add_rows(r.fabric, r.fabric_rows);
   r.transport_counters = transport_->counters();
+  r.failed_senders = transport_->failed_senders();
 
   net_.finish();
   transport_->finish();

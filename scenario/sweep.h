@@ -22,6 +22,7 @@ struct SweepCase {
   FctSummary flows;
   Time end_time;
   bool all_done = false;
+  bool complete = false;  // all done and no sender failed
   uint64_t events = 0;
   double wall_seconds = 0;
   RunResult result;  // full result (kept only when asked for)

@@ -53,6 +53,7 @@ class RoceTransport : public Transport {
   void start(uint32_t id) override;
   void finish() override;
   std::vector<std::pair<std::string, uint64_t>> counters() const override;
+  uint64_t failed_senders() const override { return counters_.failed_qps; }
 
   /// Current CC pacing rate of the `qp`-th QP from `src` to `dst` (tests), or 0 if none.
   Rate qp_rate(uint32_t src, uint32_t dst, int qp = 0) const;

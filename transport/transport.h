@@ -19,6 +19,8 @@ class Transport {
   virtual void finish() {}
   /// Transport-wide counters for reports (name, value), in a fixed order.
   virtual std::vector<std::pair<std::string, uint64_t>> counters() const { return {}; }
+  /// Senders that gave up (a RoCE QP past its retry limit): the run did not succeed.
+  virtual uint64_t failed_senders() const { return 0; }
 };
 
 /// Wire layout shared by the transports: header bytes per data packet, ACK/CNP frame size.

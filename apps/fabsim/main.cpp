@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>   // command line
 #include <fmt/format.h>  // output
 
+#include <algorithm>   // max of exit codes
 #include <chrono>      // progress line
 #include <cstdio>      // stderr
 #include <cstdlib>     // system (plot script)
@@ -22,6 +23,23 @@
 
 namespace fabsim {
 namespace {
+
+// Exit codes (README "Exit codes"): 0 every flow finished and no sender failed; 1 an internal
+// error; 2 bad input (the message names the file and key); 3 the run, or a case of a sweep or
+// comparison, ended with unfinished flows or failed senders (results are still written).
+constexpr int kExitIncomplete = 3;
+
+// The exit code of a set of cases, with a line on stderr naming the first incomplete one.
+int cases_exit(const std::vector<SweepCase>& cases, const std::string& name) {
+  size_t bad = 0;
+  for (const auto& c : cases) bad += c.complete ? 0 : 1;
+  if (bad == 0) return 0;
+  std::fprintf(stderr,
+               "fabsim: %s: %zu of %zu cases ended with unfinished flows or failed "
+               "senders (exit %d)\n",
+               name.c_str(), bad, cases.size(), kExitIncomplete);
+  return kExitIncomplete;
+}
 
 // Prints simulated time, wall time and events/s on stderr, once a second after the first 2 s.
 class StderrProgress : public ProgressHook {
@@ -108,7 +126,7 @@ int sweep_command(const ScenarioConfig& cfg, const std::string& out, unsigned th
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(stderr, "[fabsim] sweep wall %.3f s\n", wall);
-  return 0;
+  return cases_exit(cases, cfg.name);
 }
 
 // Runs the embedded matplotlib script with Debian's interpreter (the python3 first on PATH may
@@ -189,7 +207,9 @@ int compare_command(const std::vector<std::string>& files, const std::vector<std
   const auto rows = compare_rows(cols);
   const std::string table = compare_table(cols, rows);
   fmt::print("{}", table);
-  if (out.empty()) return 0;
+  int status = 0;
+  for (const auto& c : cols) status = std::max(status, cases_exit(c.cases, c.name));
+  if (out.empty()) return status;
   write_text(out + "/compare.txt", table);
   write_text(out + "/compare.csv", compare_csv(cols, rows));
   fmt::print("results written to {}/ (compare.csv, compare.txt, one directory per scenario)\n",
@@ -206,7 +226,7 @@ int compare_command(const std::vector<std::string>& files, const std::vector<std
       return 1;
     }
   }
-  return 0;
+  return status;
 }
 
 int run_command(const std::string& file, const std::vector<std::string>& sets,
@@ -226,6 +246,13 @@ int run_command(const std::string& file, const std::vector<std::string>& sets,
                r.wall_seconds, static_cast<unsigned long long>(r.events),
                r.wall_seconds > 0 ? static_cast<double>(r.events) / r.wall_seconds * 1e-6 : 0.0,
                r.wall_seconds > 0 ? r.end_time.sec_f() / r.wall_seconds : 0.0);
+  if (!r.complete()) {
+    std::fprintf(stderr,
+                 "fabsim: %s: the run ended with unfinished flows or failed senders "
+                 "(exit %d)\n",
+                 cfg.name.c_str(), kExitIncomplete);
+    return kExitIncomplete;
+  }
   return 0;
 }
 
