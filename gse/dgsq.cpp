@@ -167,12 +167,16 @@ void GseDgsq::grant_next(uint16_t port) {
   PortSched& ps = sched_[port];
   // Egress flow control: while the port queues more than the gate (its own ACKs and CNPs take
   // part of its rate), grants wait for it to drain.
+  // With the lookahead, what counts is the queue the port will still hold when this grant's
+  // data arrives, one request-grant loop from now: the port drains meanwhile, and gating on
+  // the queue of now left it idle for the rest of the loop (three tiers: about 8 us at 100G).
   const EgressPort& egress = sw_.port(port);
-  const int64_t queued = egress.data_queued_bytes();
+  const Rate port_rate = egress.link()->config().rate;
+  const int64_t drained = cfg_.gate_lookahead ? bytes_in(cfg_.grant_loop, port_rate) : 0;
+  const int64_t queued = egress.data_queued_bytes() - drained;
   if (cfg_.grant_gate > 0 && queued > cfg_.grant_gate) {
     ps.timer.arm(sim_.scheduler(), this, port,
-                 sim_.now() +
-                     serialization_delay(queued - cfg_.grant_gate, egress.link()->config().rate));
+                 sim_.now() + serialization_delay(queued - cfg_.grant_gate, port_rate));
     return;
   }
   // Remote sources wait while the spine links into this leaf are fully granted; local ones

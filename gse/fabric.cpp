@@ -86,6 +86,10 @@ void load_dgsq(Section& g, GseConfig& c) {
   c.voq_ecn_kmax = g.bytes("voq_ecn_kmax", Bytes(c.voq_ecn_kmax), Bytes(1), kMaxBytes,
                            "VOQ depth marked with network.ecn.pmax [UNVERIFIED]")
                        .count();
+  c.gate_lookahead = g.boolean("gate_lookahead", c.gate_lookahead,
+                               "the grant gate compares the queue the port will still hold one "
+                               "request-grant loop later (the loop's delay from the topology: a "
+                               "grant's and its data's way between the farthest ToRs) [choice]");
   if (!g.describing() && c.voq_ecn_kmax <= c.voq_ecn_kmin) {
     g.fail("voq_ecn_kmax", "a size above fabric.gse.voq_ecn_kmin");
   }
@@ -166,12 +170,33 @@ uint64_t fanout_below(const TopologyInfo& topo, uint32_t sw) {
   return d;
 }
 
+// The delay from a grant leaving the destination ToR until the first bytes of its data arrive
+// back there, between the farthest ToRs (2 x (tiers - 1) switch-to-switch links each way): the
+// grant (a control frame) crosses each link, then the source sends a container whose first
+// frame crosses each link store-and-forward. Links of one tier are taken as equal (a Clos).
+Time request_grant_loop(const TopologyInfo& topo, const GseConfig& cfg) {
+  Time one_link_grant;
+  Time one_link_data;
+  Time loop;
+  for (int t = 1; t < topo.tiers; ++t) {
+    const auto tier = topo.switches_in_tier(t);
+    if (tier.empty() || topo.up_cables[tier.front()].empty()) continue;
+    const Link::Config& l = topo.cables[topo.up_cables[tier.front()].front()].up->config();
+    one_link_grant = l.delay + serialization_delay(64 + l.framing_bytes, l.rate);
+    one_link_data =
+        l.delay + serialization_delay(4096 + 62 + cfg.header_bytes + l.framing_bytes, l.rate);
+    loop += (one_link_grant + one_link_data) * 2;  // up and down through this tier
+  }
+  return loop;
+}
+
 }  // namespace
 
 // GSE-N2N: ToRs are GSPs (source selector, reorder stage, optional DGSQ), higher switches
 // GSFs; GSE-E2E: ToRs too are GSFs and every NIC a GSP.
 GseFabric::GseFabric(const GseConfig& cfg, const FabricEnv& env) : cfg_(cfg), net_(env.net) {
   const TopologyInfo& topo = env.topo;
+  cfg_.grant_loop = request_grant_loop(topo, cfg_);
   gsos_ = std::make_unique<Gsos>(env.sim, env.net, topo, cfg_);
   for (uint32_t sw_id : topo.tors) {
     Switch& sw = env.net.sw(sw_id);

@@ -60,6 +60,8 @@ struct GseConfig {
   int64_t grant_quantum = 16384;   // bytes per grant (one container by default)
   double grant_rate = 1.0;         // share of the port's rate granted at most
   int64_t grant_gate = 32768;      // no grant while the port queues more (egress flow control)
+  bool gate_lookahead = true;      // the gate looks one request-grant loop ahead (see dgsq.cpp)
+  Time grant_loop;                 // that loop's delay, from the topology (set at installation)
   bool transit_caps = true;        // grants to remote sources within the GSFs' capacity
   double transit_share = 0.97;     // share of the spine links' rate granted (ACKs cross too)
   int64_t voq_pool_queues = 4096;  // VOQs a GSP can have at once
