@@ -5,8 +5,9 @@
 
 #include <fmt/format.h>  // messages
 
-#include <fstream>  // file existence check
-#include <limits>   // numeric bounds
+#include <algorithm>  // find (repeated seeds)
+#include <fstream>    // file existence check
+#include <limits>     // numeric bounds
 
 #include "lb/ecmp.h"  // the selector of the topology built to check fault cables
 
@@ -47,7 +48,13 @@ void load_sweep(Section& s, SweepConfig& sw) {
   }
   const auto seeds = s.integers("seeds", {}, 0, std::numeric_limits<int64_t>::max(),
                                 "RNG seeds; each case runs once per seed (median, min, max)");
-  for (auto v : seeds) sw.seeds.push_back(static_cast<uint64_t>(v));
+  for (auto v : seeds) {
+    // A repeated seed would run the same case twice and count it twice in the medians.
+    if (std::find(sw.seeds.begin(), sw.seeds.end(), static_cast<uint64_t>(v)) != sw.seeds.end()) {
+      s.fail("seeds", fmt::format("distinct seeds ({} appears twice)", v));
+    }
+    sw.seeds.push_back(static_cast<uint64_t>(v));
+  }
 }
 
 void load_simulation(Section& s, ScenarioConfig& c) {
@@ -55,6 +62,7 @@ void load_simulation(Section& s, ScenarioConfig& c) {
                                            "RNG seed (ECMP hash seeds, permutations, losses)"));
   c.stop_time = s.time("stop_time", Time::ms(1000),
                        "simulated-time limit; the run ends earlier when every flow is done");
+  if (!s.describing() && c.stop_time <= Time()) s.fail("stop_time", "a positive duration");
 }
 
 // Priority flow control with dynamic or static thresholds and headroom.
@@ -63,6 +71,9 @@ void load_pfc(Section& p, PfcConfig& pfc) {
   const auto classes = p.integers("lossless_classes", {3}, 0, 6, "classes PFC protects");
   pfc.lossless_mask = 0;
   for (auto c : classes) pfc.lossless_mask = static_cast<uint8_t>(pfc.lossless_mask | (1U << c));
+  if (!p.describing() && pfc.enabled && pfc.lossless_mask == 0) {
+    p.fail("lossless_classes", "at least one class while PFC is enabled (or enabled = false)");
+  }
   pfc.mode = p.choice("threshold", "dynamic", {"dynamic", "static"},
                       "dynamic: XOFF at alpha x free buffer; static: fixed xoff/xon") == "static"
                  ? PfcThreshold::kStatic

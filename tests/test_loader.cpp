@@ -164,3 +164,33 @@ TEST(Loader, NanAndInfinityAreRefused) {
 
 }  // namespace
 }  // namespace fabsim
+
+namespace fabsim {
+namespace {
+
+// Issue 14: degenerate scenarios that used to run and exit 0 are errors naming the key.
+TEST(Loader, DegenerateScenariosAreErrors) {
+  EXPECT_NE(error_of("[simulation]\nstop_time = 0\n").find("simulation.stop_time"),
+            std::string::npos);
+  EXPECT_NE(error_of("[transport]\nkind = \"roce\"\nrto_base = 0\n").find("transport.rto_base"),
+            std::string::npos);
+  EXPECT_NE(error_of("[network.pfc]\nlossless_classes = []\n").find("network.pfc.lossless_classes"),
+            std::string::npos);
+  EXPECT_EQ(error_of("[network.pfc]\nenabled = false\nlossless_classes = []\n"), "no error");
+  const std::string jobs = R"(
+[workload]
+kind = "jobs"
+[[workload.jobs]]
+placement = "block"
+ranks = 4
+[[workload.jobs.ops]]
+type = "alltoall"
+bytes = "1MiB"
+[sweep]
+seeds = [1, 2, 1]
+)";
+  EXPECT_NE(error_of(jobs).find("1 appears twice"), std::string::npos) << error_of(jobs);
+}
+
+}  // namespace
+}  // namespace fabsim

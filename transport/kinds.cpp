@@ -62,6 +62,7 @@ class RoceKind final : public TransportKind {
     r.nack_interval = s.time("nack_interval", r.nack_interval,
                              "no repeated NACK for the same PSN within this time");
     r.rto_base = s.time("rto_base", r.rto_base, "IB timeout unit (4.096 us)");
+    if (!s.describing() && r.rto_base <= Time()) s.fail("rto_base", "a positive duration");
     r.rto_exponent =
         static_cast<int>(s.integer("rto_exponent", r.rto_exponent, 0, 31,
                                    "retransmission timeout = rto_base x 2^rto_exponent"));
