@@ -6,6 +6,7 @@
 #include <fmt/format.h>  // messages
 
 #include <algorithm>  // find (repeated seeds)
+#include <cctype>     // isalnum (scenario names)
 #include <fstream>    // file existence check
 #include <limits>     // numeric bounds
 
@@ -281,7 +282,18 @@ ScenarioConfig parse(const toml::table* root, const std::string& file) {
   ScenarioConfig c;
   c.file = file;
   Section top(ctx, root, "", &c.effective);
-  c.name = top.text("name", "unnamed", "scenario name");
+  c.name = top.text("name", "unnamed",
+                    "scenario name (letters, digits, '.', '_', '+', '-'; it names result "
+                    "directories)");
+  const bool safe = !c.name.empty() && c.name.front() != '.' &&
+                    std::all_of(c.name.begin(), c.name.end(), [](char ch) {
+                      return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '.' ||
+                             ch == '_' || ch == '+' || ch == '-';
+                    });
+  if (!safe) {
+    top.fail("name", "a file-name-safe name: letters, digits, '.', '_', '+' and '-', not "
+                     "starting with '.'");
+  }
   c.description = top.text("description", "", "one-line description");
   auto sim = top.table("simulation", "run control");
   load_simulation(sim, c);

@@ -97,6 +97,57 @@ std::string case_label(const SweepCase& c) {
   return label + fmt::format("-seed{}", c.seed);
 }
 
+// An --out directory written safely (issue 14): results go to a staging directory beside it,
+// created before anything is simulated (so an unwritable place fails at once), and replace the
+// directory only when complete, so no file of an earlier run mixes in and a failed run leaves
+// the old results as they were. An existing directory is replaced only if it is empty or holds
+// a fabsim result (summary.json or compare.csv): `--out .` never deletes a user's files.
+class OutputDir {
+ public:
+  explicit OutputDir(std::string final) : final_(std::move(final)) {
+    if (final_.empty()) return;
+    namespace fs = std::filesystem;
+    while (final_.size() > 1 && final_.back() == '/') final_.pop_back();
+    std::error_code ec;
+    if (fs::exists(final_, ec)) {
+      const bool result =
+          fs::exists(final_ + "/summary.json") || fs::exists(final_ + "/compare.csv");
+      if (!fs::is_directory(final_) || (!fs::is_empty(final_, ec) && !result)) {
+        throw ConfigError(fmt::format("--out {}: expected a new or empty directory, or an earlier "
+                                      "fabsim result to replace (it holds other files)",
+                                      final_));
+      }
+    }
+    staging_ = final_ + ".partial-" + std::to_string(::getpid());
+    fs::remove_all(staging_, ec);
+    if (!fs::create_directories(staging_, ec) || ec) {
+      throw std::runtime_error(fmt::format("--out {}: cannot create {} ({})", final_, staging_,
+                                           ec ? ec.message() : "exists"));
+    }
+  }
+  OutputDir(const OutputDir&) = delete;
+  OutputDir& operator=(const OutputDir&) = delete;
+  ~OutputDir() {
+    std::error_code ec;
+    if (!staging_.empty()) std::filesystem::remove_all(staging_, ec);
+  }
+  bool active() const { return !final_.empty(); }
+  /// Where to write now.
+  const std::string& path() const { return staging_; }
+  const std::string& final_path() const { return final_; }
+  /// Replaces the directory with what was written.
+  void commit() {
+    namespace fs = std::filesystem;
+    fs::remove_all(final_);
+    fs::rename(staging_, final_);
+    staging_.clear();
+  }
+
+ private:
+  std::string final_;
+  std::string staging_;
+};
+
 void write_sweep_dir(const ScenarioConfig& cfg, const std::vector<SweepRow>& rows,
                      const std::vector<SweepCase>& cases, const std::string& out) {
   std::filesystem::create_directories(out);
@@ -108,8 +159,10 @@ void write_sweep_dir(const ScenarioConfig& cfg, const std::vector<SweepRow>& row
   }
 }
 
-int sweep_command(const ScenarioConfig& cfg, const std::string& out, unsigned threads) {
+int sweep_command(const ScenarioConfig& cfg, const std::string& out_arg, unsigned threads) {
   const auto t0 = std::chrono::steady_clock::now();
+  OutputDir dir(out_arg);
+  const std::string& out = dir.path();
   const auto cases =
       run_sweep(cfg, threads, !out.empty(), [](const SweepCase& c, size_t done, size_t total) {
         std::fprintf(stderr,
@@ -120,9 +173,10 @@ int sweep_command(const ScenarioConfig& cfg, const std::string& out, unsigned th
       });
   const auto rows = aggregate(cases);
   fmt::print("scenario {}: {} cases\n{}", cfg.name, cases.size(), sweep_table(rows));
-  if (!out.empty()) {
+  if (dir.active()) {
     write_sweep_dir(cfg, rows, cases, out);
-    fmt::print("results written to {}/\n", out);
+    dir.commit();
+    fmt::print("results written to {}/\n", dir.final_path());
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(stderr, "[fabsim] sweep wall %.3f s\n", wall);
@@ -169,10 +223,12 @@ ScenarioConfig load_compare_arg(const std::string& arg, const std::vector<std::s
 // Runs every scenario's sweep over the same seeds, prints the side-by-side table and writes
 // one results directory per scenario, compare.csv, compare.txt and the JCT-vs-size figure.
 int compare_command(const std::vector<std::string>& files, const std::vector<std::string>& sets,
-                    const std::string& seeds_text, const std::string& out, unsigned threads,
+                    const std::string& seeds_text, const std::string& out_arg, unsigned threads,
                     bool plot) {
   std::vector<ScenarioConfig> cfgs;
   for (const auto& arg : files) cfgs.push_back(load_compare_arg(arg, sets));
+  OutputDir dir(out_arg);
+  const std::string& out = dir.path();
   const std::vector<uint64_t> seeds =
       seeds_text.empty() ? std::vector<uint64_t>{} : parse_seeds(seeds_text, "--seeds");
   std::vector<CompareColumn> cols;
@@ -209,22 +265,25 @@ int compare_command(const std::vector<std::string>& files, const std::vector<std
   fmt::print("{}", table);
   int status = 0;
   for (const auto& c : cols) status = std::max(status, cases_exit(c.cases, c.name));
-  if (out.empty()) return status;
+  if (!dir.active()) return status;
   write_text(out + "/compare.txt", table);
   write_text(out + "/compare.csv", compare_csv(cols, rows));
-  fmt::print("results written to {}/ (compare.csv, compare.txt, one directory per scenario)\n",
-             out);
+  int plot_status = 0;
   if (plot) {
     std::vector<std::string> dirs;
     for (const auto& c : cols) dirs.push_back(out + "/" + c.name);
     std::fflush(stdout);
-    if (plot_command(dirs, out + "/plots", /*quiet=*/true) == 0) {
-      fmt::print("figure: {}/plots/jct_vs_size.png (and .svg)\n", out);
-    } else {
-      std::fprintf(stderr,
-                   "fabsim: the figure could not be drawn (is python3-matplotlib installed?)\n");
-      return 1;
-    }
+    plot_status = plot_command(dirs, out + "/plots", /*quiet=*/true);
+  }
+  dir.commit();
+  fmt::print("results written to {}/ (compare.csv, compare.txt, one directory per scenario)\n",
+             dir.final_path());
+  if (plot && plot_status == 0) {
+    fmt::print("figure: {}/plots/jct_vs_size.png (and .svg)\n", dir.final_path());
+  } else if (plot) {
+    std::fprintf(stderr,
+                 "fabsim: the figure could not be drawn (is python3-matplotlib installed?)\n");
+    return 1;
   }
   return status;
 }
@@ -233,13 +292,15 @@ int run_command(const std::string& file, const std::vector<std::string>& sets,
                 const std::string& out, const uint64_t* seed, unsigned threads) {
   const ScenarioConfig cfg = load_scenario(file, sets, seed);
   if (cfg.sweep.active()) return sweep_command(cfg, out, threads);
+  OutputDir dir(out);
   StderrProgress progress;
   Run run(cfg);
   const RunResult r = run.execute(&progress, 1 << 18);
   progress.done();
   fmt::print("{}", summary_table(r));
-  if (!out.empty()) {
-    write_results(r, out, cfg.output.flows_csv);
+  if (dir.active()) {
+    write_results(r, dir.path(), cfg.output.flows_csv);
+    dir.commit();
     fmt::print("results written to {}/\n", out);
   }
   std::fprintf(stderr, "[fabsim] wall %.3f s, %llu events, %.2f M events/s, sim/wall %.3g\n",
