@@ -181,6 +181,14 @@ Time Section::time(std::string_view key, Time def, std::string_view doc) {
       if (!n->is_string()) fail_at(n, key, parse_time("?").error);
       const auto parsed = parse_time(n->as_string()->get());
       if (!parsed.ok()) fail_at(n, key, parsed.error);
+      // The simulation's horizon: any duration a scenario gives stays below a quarter of the
+      // largest picosecond count, so the sums the engine forms (now + delay, a stop time plus
+      // path delays and timers) cannot overflow simulated time.
+      if (parsed.value > kDurationHorizon) {
+        fail_at(n, key,
+                fmt::format("a duration of at most {} (the simulation's horizon)",
+                            to_string(kDurationHorizon)));
+      }
       v = parsed.value;
     } else {
       v = Time();

@@ -20,6 +20,9 @@
 
 namespace fabsim {
 
+/// The longest duration a scenario may give (any key): Time::max() / 4, about 26.7 days.
+inline constexpr Time kDurationHorizon = Time::ps(INT64_MAX / 4);
+
 /// A bad scenario: the message names the file, the key and what was expected.
 class ConfigError : public std::runtime_error {
  public:

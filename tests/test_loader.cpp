@@ -194,3 +194,19 @@ seeds = [1, 2, 1]
 
 }  // namespace
 }  // namespace fabsim
+
+namespace fabsim {
+namespace {
+
+// Issue 14: a huge delay or stop time overflowed simulated time (negative end and FCTs).
+TEST(Loader, DurationsBeyondTheHorizonAreRefused) {
+  const auto stop = error_of("[simulation]\nstop_time = \"3000000s\"\n");
+  EXPECT_NE(stop.find("simulation.stop_time"), std::string::npos) << stop;
+  EXPECT_NE(stop.find("horizon"), std::string::npos) << stop;
+  const auto delay = error_of("[topology]\nfabric_link_delay = \"2500000s\"\n");
+  EXPECT_NE(delay.find("topology.fabric_link_delay"), std::string::npos) << delay;
+  EXPECT_EQ(error_of("[simulation]\nstop_time = \"2000000s\"\n"), "no error");  // 23 days
+}
+
+}  // namespace
+}  // namespace fabsim
