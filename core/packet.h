@@ -75,6 +75,9 @@ inline constexpr uint8_t kFabricHeader = 0x80;
 inline constexpr uint8_t kTrimmed = 0x40;
 inline constexpr size_t kFabricExtOffset = 16;
 
+/// Packet::ledger of a packet that sits free in the pool (PacketPool::for_each_live skips it).
+inline constexpr uint8_t kPacketFree = 0x80;
+
 /// Handle of an extension block in the PacketPool (0 = none).
 using ExtBlockId = uint32_t;
 
@@ -95,6 +98,7 @@ struct Packet {
   uint8_t tclass = 0;  // traffic class 0..7
   Ecn ecn = Ecn::kNotEct;
   uint8_t flags = 0;     // transport-defined bits, and the fabric's (kFabricHeader, kTrimmed)
+  uint8_t ledger = 0;    // conservation ledger state (core/ledger.h); kPacketFree in the pool
   ExtBlockId block = 0;  // extension block (PacketPool::attach_block), 0 = none
   alignas(8) unsigned char ext[32] = {};  // protocol-specific area
 

@@ -32,8 +32,10 @@ class PacketPool {
   }
   void release(Packet* p) {
     FABSIM_ASSERT(p != nullptr && live_ > 0);
+    FABSIM_ASSERT(p->ledger != kPacketFree);  // released twice
     if (p->block != 0) [[unlikely]]
       release_block(p);
+    p->ledger = kPacketFree;
     free_.push_back(p);
     --live_;
   }
@@ -44,11 +46,21 @@ class PacketPool {
     *c = p;
     c->uid = uid;
     c->block = 0;
+    c->ledger = 0;  // a new packet: not injected yet
     if (p.block != 0) attach_block(*c) = block(p);
     return c;
   }
   /// Packets acquired and not yet released.
   uint64_t live() const { return live_; }
+  /// Calls `fn(const Packet&)` for every packet acquired and not yet released (end-of-run
+  /// accounting; visits every slot, so not for the hot path).
+  template <typename Fn> void for_each_live(Fn&& fn) const {
+    for (const auto& chunk : chunks_) {
+      for (size_t i = 0; i < kChunk; ++i) {
+        if (chunk[i].ledger != kPacketFree) fn(chunk[i]);
+      }
+    }
+  }
   /// Packets ever allocated (the pool's high-water mark).
   uint64_t capacity() const { return chunks_.size() * kChunk; }
 
@@ -85,6 +97,7 @@ class PacketPool {
   void grow() {
     chunks_.push_back(std::make_unique<Packet[]>(kChunk));
     Packet* base = chunks_.back().get();
+    for (size_t i = 0; i < kChunk; ++i) base[i].ledger = kPacketFree;
     free_.reserve(free_.size() + kChunk);
     for (size_t i = kChunk; i-- > 0;) free_.push_back(base + i);
   }

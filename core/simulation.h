@@ -5,6 +5,7 @@
 
 #include <cstdint>  // uint64_t
 
+#include "core/ledger.h"
 #include "core/packet_kinds.h"
 #include "core/packet_pool.h"
 #include "core/rng.h"
@@ -30,6 +31,13 @@ class Simulation {
   uint64_t seed() const { return seed_; }
   Scheduler& scheduler() { return sched_; }
   PacketPool& pool() { return pool_; }
+  /// The conservation ledger (core/ledger.h).
+  Ledger& ledger() { return ledger_; }
+  /// Counts `p` as dropped for `cause` and returns it to the pool.
+  void drop(Packet* p, DropCause cause) {
+    ledger_.drop(*p, cause);
+    pool_.release(p);
+  }
   /// Packet kind codes transports reserve for themselves (core/packet_kinds.h).
   PacketKindRegistry& packet_kinds() { return kinds_; }
   /// A random stream for one component; identical for the same seed and stream id.
@@ -65,6 +73,7 @@ class Simulation {
   Time now_;
   Scheduler sched_;
   PacketPool pool_;
+  Ledger ledger_;
   PacketKindRegistry kinds_;
   uint64_t events_ = 0;
   size_t background_ = 0;

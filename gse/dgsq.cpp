@@ -48,6 +48,7 @@ Packet* GseDgsq::control(PacketType type, uint32_t src, uint32_t dst, const Gran
   p->sport = static_cast<uint16_t>(49152 + (info.src_gsp % 16384));
   p->set_ext(info);
   p->sent = sim_.now();
+  sim_.ledger().inject(*p);
   return p;
 }
 
@@ -70,6 +71,7 @@ bool GseDgsq::on_forward(Packet& p, uint16_t in_port, uint16_t out_port) {
     } else {
       on_grant(info.dst_port, info.cumulative);
     }
+    sim_.ledger().deliver(p);
     sim_.pool().release(&p);
     return false;
   }
@@ -99,7 +101,7 @@ bool GseDgsq::on_forward(Packet& p, uint16_t in_port, uint16_t out_port) {
   if (!v.local) p.size += static_cast<uint32_t>(cfg_.header_bytes);
   if (!sw_.hold(&p)) {
     ++stats_.hold_drops;
-    sim_.pool().release(&p);
+    sim_.drop(&p, DropCause::kBuffer);
     return false;
   }
   v.q.push_back(&p);

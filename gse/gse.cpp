@@ -233,7 +233,7 @@ bool GseReorder::on_forward(Packet& p, uint16_t /*in_port*/, uint16_t out_port) 
   } else {
     if (!sink_.hold(&p)) {
       ++stats_.dropped;  // its container will be given up by the timeout
-      sim_.pool().release(&p);
+      sim_.drop(&p, DropCause::kReorderDiscard);
       return false;
     }
     ++stats_.held;

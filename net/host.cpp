@@ -29,6 +29,7 @@ void Host::receive(Packet* p, uint16_t /*port*/) {
   if (p->type == PacketType::kPfc) {
     const auto info = p->get_ext<PfcInfo>();
     port_->apply_pause(info.cls, info.quanta);
+    sim_.ledger().deliver(*p);
     sim_.pool().release(p);
     return;
   }
@@ -37,6 +38,7 @@ void Host::receive(Packet* p, uint16_t /*port*/) {
 }
 
 void Host::deliver(Packet* p) {
+  sim_.ledger().deliver(*p);
   ++counters_.rx_packets;
   counters_.rx_bytes += p->size;
   if (is_data(p->type)) ++counters_.rx_data_packets;

@@ -61,7 +61,7 @@ void Link::lose(Packet* p, bool fault) {
     ++faults_.error_frames;
     faults_.error_bytes += p->size;
   }
-  sim_.pool().release(p);
+  sim_.drop(p, fault ? DropCause::kDeadLink : DropCause::kBitError);
 }
 
 void Link::transmit(Packet* p) {
@@ -82,7 +82,7 @@ void Link::transmit(Packet* p) {
   if (cfg_.loss_probability > 0 && p->type != PacketType::kPfc &&
       rng_.bernoulli(cfg_.loss_probability)) {
     ++lost_;
-    sim_.pool().release(p);
+    sim_.drop(p, DropCause::kRandomLoss);
     return;
   }
   ring_.push_back({p, sim_.now() + cfg_.delay + cfg_.extra_delay});

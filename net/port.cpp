@@ -84,6 +84,7 @@ Packet* EgressPort::select() {
 }
 
 void EgressPort::start(Packet* p) {
+  if (pulls_) sim_.ledger().inject(*p);  // a NIC: every packet it sends enters the network
   tx_ = p;
   owner_->on_dequeue(index_, *p);
   if (DequeueHook* h = dequeue_[p->tclass]) h->on_dequeue(*p, *this);

@@ -196,6 +196,7 @@ void Switch::send_pfc(uint16_t port, uint8_t cls, uint16_t quanta) {
   f->size = 64;
   f->tclass = kControlClass;
   f->set_ext(PfcInfo{cls, quanta});
+  sim_.ledger().inject(*f);
   ++ports_[port].egress->counters().pfc_sent;
   ports_[port].egress->enqueue(f);
 }
@@ -215,6 +216,7 @@ void Switch::receive(Packet* p, uint16_t in) {
   if (p->type == PacketType::kPfc) {
     const auto info = p->get_ext<PfcInfo>();
     ports_[in].egress->apply_pause(info.cls, info.quanta);
+    sim_.ledger().deliver(*p);
     sim_.pool().release(p);
     return;
   }
@@ -224,7 +226,7 @@ void Switch::receive(Packet* p, uint16_t in) {
     ++unroutable_;
     unroutable_bytes_ += p->size;
     last_unroutable_ = sim_.now();
-    sim_.pool().release(p);
+    sim_.drop(p, DropCause::kUnroutable);
     return;
   }
   const uint16_t* ports = &group_ports_[g.first];
@@ -272,9 +274,10 @@ void Switch::inject(Packet* p, uint16_t out) {
       case Admission::kDrop:
         ++egress.counters().drops;
         ++egress.counters().hook_drops;
-        sim_.pool().release(p);
+        sim_.drop(p, DropCause::kAdmission);
         return;
       case Admission::kTrim:
+        sim_.ledger().trim(*p);
         trim_to_header(*p);
         ++egress.counters().trims;
         egress.enqueue(p);  // control class: no buffer charge, strict priority
@@ -284,7 +287,7 @@ void Switch::inject(Packet* p, uint16_t out) {
   if (!room) {
     ++egress.counters().drops;
     ++egress.counters().buffer_drops;
-    sim_.pool().release(p);
+    sim_.drop(p, DropCause::kBuffer);
     return;
   }
   accept(in, *p);

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>  // effective scenario
 
+#include "core/ledger.h"
 #include "core/units.h"
 #include "net/sampler.h"
 #include "transport/flow.h"
@@ -68,7 +69,20 @@ struct RunResult {
   std::string transport_kind;
   std::vector<std::pair<std::string, uint64_t>> transport_counters;
   uint64_t packets_live_at_end = 0;  // packets not returned to the pool (should be 0)
-  double wall_seconds = 0;           // not part of the JSON summary
+  LedgerReport ledger;               // the conservation ledger (core/ledger.h)
+  /// The ledger balances and every packet went back to the pool at teardown; otherwise the
+  /// simulator lost or invented a packet (an internal error, exit 1).
+  bool conserved() const { return ledger.balanced() && packets_live_at_end == 0; }
+  double wall_seconds = 0;  // not part of the JSON summary
 };
+
+/// Why `r` is not conserved ("" if it is).
+inline std::string conservation_violation(const RunResult& r) {
+  if (!r.ledger.balanced()) return r.ledger.violation();
+  if (r.packets_live_at_end > 0) {
+    return std::to_string(r.packets_live_at_end) + " packets not returned to the pool";
+  }
+  return "";
+}
 
 }  // namespace fabsim

@@ -178,6 +178,45 @@ nlohmann::ordered_json summary_json(const RunResult& r) {
   for (const auto& [k, v] : r.transport_counters) tr[k] = v;
   j["transport"] = tr;
   j["ports"] = ports_json(r);
+  j["ledger"] = ledger_json(r);
+  return j;
+}
+
+namespace {
+nlohmann::ordered_json tally_json(const Tally& t) {
+  return {{"packets", t.packets}, {"bytes", t.bytes}};
+}
+nlohmann::ordered_json class_ledger_json(const ClassLedger& c) {
+  nlohmann::ordered_json dropped;
+  for (int d = 0; d < kDropCauses; ++d) {
+    dropped[std::string(drop_cause_name(static_cast<DropCause>(d)))] = tally_json(c.dropped[d]);
+  }
+  return {{"injected", tally_json(c.injected)},
+          {"delivered", tally_json(c.delivered)},
+          {"dropped", dropped},
+          {"trimmed_bytes", c.trimmed_bytes},
+          {"in_flight", tally_json(c.in_flight)}};
+}
+}  // namespace
+
+nlohmann::ordered_json ledger_json(const RunResult& r) {
+  nlohmann::ordered_json j;
+  j["balanced"] = r.conserved();
+  j["bytes"] = "payload";
+  auto classes = nlohmann::ordered_json::array();
+  for (int c = 0; c < kNumClasses; ++c) {
+    const ClassLedger& l = r.ledger.classes[c];
+    if (l.injected.packets == 0 && l.dropped_total().packets == 0 && l.delivered.packets == 0) {
+      continue;
+    }
+    nlohmann::ordered_json row = {{"class", c}};
+    row.update(class_ledger_json(l));
+    classes.push_back(row);
+  }
+  j["classes"] = classes;
+  j["total"] = class_ledger_json(r.ledger.total());
+  j["unsent_packets"] = r.ledger.unsent;
+  if (!r.conserved()) j["violation"] = conservation_violation(r);
   return j;
 }
 
@@ -307,8 +346,16 @@ std::string summary_table(const RunResult& r) {
   row("PFC pause time (us)", us(r.totals.pause_time));
   row("PFC frames", fmt::format("{}", r.totals.pfc_frames));
   row("ECN marks", fmt::format("{}", r.totals.ecn_marks));
-  row("drops", fmt::format("{}", r.totals.drops));
-  row("link losses", fmt::format("{}", r.totals.link_losses));
+  const ClassLedger ledger = r.ledger.total();
+  row("drops (all causes)", fmt::format("{}", ledger.dropped_total().packets));
+  for (int d = 0; d < kDropCauses; ++d) {
+    if (ledger.dropped[d].packets == 0) continue;
+    row(fmt::format("  {}", drop_cause_name(static_cast<DropCause>(d))),
+        fmt::format("{}", ledger.dropped[d].packets));
+  }
+  if (ledger.in_flight.packets > 0) {
+    row("packets in flight at end", fmt::format("{}", ledger.in_flight.packets));
+  }
   uint64_t rtx = 0;
   uint64_t ooo = 0;
   for (const auto& f : r.flows) {

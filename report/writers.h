@@ -37,6 +37,8 @@ struct JobsSummary {
 JobsSummary summarize_jobs(const RunResult& r);
 
 nlohmann::ordered_json summary_json(const RunResult& r);
+/// The conservation ledger block of summary.json (docs/MODEL.md "The conservation ledger").
+nlohmann::ordered_json ledger_json(const RunResult& r);
 std::string flows_csv(const RunResult& r);
 std::string trace_csv(const RunResult& r);
 /// Sampled ports: time, node, port, queued data bytes, utilisation since the previous sample.

@@ -237,6 +237,7 @@ RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
   fabric_->add_rows(r.fabric, r.fabric_rows);
   r.transport_counters = transport_->counters();
   r.failed_senders = transport_->failed_senders();
+  r.ledger = sim_.ledger().close(sim_.pool());  // before the network empties its queues
 
   net_.finish();
   transport_->finish();

@@ -70,6 +70,7 @@ run_sweep(const ScenarioConfig& cfg, unsigned threads, bool keep_results,
       c.end_time = r.end_time;
       c.all_done = r.all_done;
       c.complete = r.complete();
+      if (!r.conserved()) c.ledger_violation = conservation_violation(r);
       c.events = r.events;
       c.wall_seconds = r.wall_seconds;
       if (keep_results) c.result = std::move(r);

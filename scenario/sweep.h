@@ -22,7 +22,8 @@ struct SweepCase {
   FctSummary flows;
   Time end_time;
   bool all_done = false;
-  bool complete = false;  // all done and no sender failed
+  bool complete = false;         // all done and no sender failed
+  std::string ledger_violation;  // "" when the conservation ledger balanced (RunResult::conserved)
   uint64_t events = 0;
   double wall_seconds = 0;
   RunResult result;  // full result (kept only when asked for)

@@ -4,6 +4,7 @@
 // on a fat tree: incast, AllToAll against the NIC bound, an aggregation-core fault, determinism.
 #include <gtest/gtest.h>
 
+#include "conserved.h"
 #include "gse/fabric.h"
 
 #include <fmt/format.h>
@@ -166,8 +167,8 @@ TEST(FatTree, K4SprayedPermutationRunsAtLineRate) {
   // the queueing does not grow with N is the line-rate claim: going from N = 200 to N = 800
   // adds exactly 600 s to every flow.
   const Time s = serialization_delay(kWire, 100_Gbps);
-  const RunResult small = run_scenario(load_scenario_text(sprayed_permutation(200), "ft.toml"));
-  const RunResult large = run_scenario(load_scenario_text(sprayed_permutation(800), "ft.toml"));
+  const RunResult small = run_checked(load_scenario_text(sprayed_permutation(200), "ft.toml"));
+  const RunResult large = run_checked(load_scenario_text(sprayed_permutation(800), "ft.toml"));
   for (const RunResult* r : {&small, &large}) {
     ASSERT_TRUE(r->all_done);
     ASSERT_EQ(r->flows.size(), 16U);
@@ -232,9 +233,9 @@ kind = "flows"
 double check_pod_leaving(double tor_oversubscription, int m) {
   constexpr int64_t kN1 = 100;
   constexpr int64_t kN2 = 300;
-  const RunResult a = run_scenario(
+  const RunResult a = run_checked(
       load_scenario_text(pod_leaving_permutation(tor_oversubscription, kN1), "ft.toml"));
-  const RunResult b = run_scenario(
+  const RunResult b = run_checked(
       load_scenario_text(pod_leaving_permutation(tor_oversubscription, kN2), "ft.toml"));
   const size_t flows = static_cast<size_t>(128 * tor_oversubscription);
   for (const RunResult* r : {&a, &b}) {
@@ -343,7 +344,7 @@ TEST(Rail, SameRailTrafficTakesTwoHopsAndNoSpinePort) {
   std::vector<int> lengths;
   EXPECT_EQ(count_paths(run.network(), topo, rail1, 9, 1, &lengths), 1);
   EXPECT_EQ(lengths, std::vector<int>{2});
-  const RunResult r = run.execute();
+  const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.all_done);
   const Time s = serialization_delay(1000 + kHdr, 100_Gbps);
   EXPECT_EQ(r.flows[0].fct(), s * 2 + 1_us * 2);
@@ -361,7 +362,7 @@ TEST(Rail, CrossRailTrafficGoesThroughTheSpinesOverFourLinks) {
   std::vector<int> lengths;
   EXPECT_EQ(count_paths(run.network(), topo, rail0, 5, 1, &lengths), 2);  // one per spine
   EXPECT_EQ(lengths, std::vector<int>(2, 4));
-  const RunResult r = run.execute();
+  const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.all_done);
   const Time sh = serialization_delay(1000 + kHdr, 100_Gbps);
   const Time sf = serialization_delay(1000 + kHdr, 400_Gbps);
@@ -416,15 +417,15 @@ fabric_link_delay = "1us"
 TEST(GseClos, Incast31To1IsLosslessWithoutPfcInTheFabric) {
   // Hosts 1..31 (ToRs 0-7: pods 0 and 1) to host 0: 4 senders share host 0's ToR, 12 its pod.
   constexpr int64_t kBytes = 1'000'000;
-  const RunResult r = run_scenario(load_scenario_text(gse_fat_tree(fmt::format(R"(
+  const RunResult r = run_checked(load_scenario_text(gse_fat_tree(fmt::format(R"(
 [workload]
 kind = "incast"
 senders = 31
 receiver = 0
 bytes = {}
 )",
-                                                                               kBytes)),
-                                                      "gse-ft.toml"));
+                                                                              kBytes)),
+                                                     "gse-ft.toml"));
   ASSERT_TRUE(r.all_done);
   EXPECT_EQ(r.packets_live_at_end, 0U);
   EXPECT_EQ(r.totals.drops, 0U);
@@ -481,8 +482,8 @@ Time alltoall_nic_bound(int n, int64_t S) {
 TEST(GseClos, PktcAllToAllWithin3PercentOfTheNicBound) {
   constexpr int kRanks = 32;
   constexpr int64_t kS = int64_t{4} << 20;
-  const RunResult r = run_scenario(load_scenario_text(gse_fat_tree(alltoall_job(kRanks, kS)),
-                                                      "gse-ft.toml", {"fabric.gse.dgsq=false"}));
+  const RunResult r = run_checked(load_scenario_text(gse_fat_tree(alltoall_job(kRanks, kS)),
+                                                     "gse-ft.toml", {"fabric.gse.dgsq=false"}));
   ASSERT_EQ(r.jobs.size(), 1U);
   ASSERT_TRUE(r.jobs[0].done);
   EXPECT_EQ(r.totals.drops, 0U);
@@ -501,7 +502,7 @@ TEST(GseClos, DISABLED_AllToAllWithin3PercentOfTheNicBound) {
   constexpr int kRanks = 32;
   constexpr int64_t kS = int64_t{4} << 20;
   const RunResult r =
-      run_scenario(load_scenario_text(gse_fat_tree(alltoall_job(kRanks, kS)), "gse-ft.toml"));
+      run_checked(load_scenario_text(gse_fat_tree(alltoall_job(kRanks, kS)), "gse-ft.toml"));
   ASSERT_EQ(r.jobs.size(), 1U);
   ASSERT_TRUE(r.jobs[0].done);
   EXPECT_EQ(r.totals.drops, 0U);
@@ -538,7 +539,7 @@ at = "50us"
 TEST(GseClos, AFailedAggregationCoreLinkIsNoticedExcludedAndEveryByteDelivered) {
   auto cfg = load_scenario_text(pod_exchange(kAggCoreDown), "gse-ft.toml");
   fabsim::Run run(cfg);
-  const RunResult r = run.execute();
+  const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.all_done);
   for (const auto& f : r.flows)
     EXPECT_EQ(f.delivered, f.spec.bytes) << f.spec.src << " -> " << f.spec.dst;
@@ -590,7 +591,7 @@ TEST(GseClos, AFailedAggregationCoreLinkIsNoticedExcludedAndEveryByteDelivered) 
 TEST(GseClos, DISABLED_ADeadAggregationCoreCableCarriesNoDataAfterTheNotice) {
   auto cfg = load_scenario_text(pod_exchange(kAggCoreDown), "gse-ft.toml");
   fabsim::Run run(cfg);
-  const RunResult r = run.execute();
+  const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.all_done);
   const auto& topo = run.topology();
   const Cable& c = topo.cables[static_cast<size_t>(topo.find_cable("agg0_0-core0"))];
@@ -607,7 +608,7 @@ TEST(GseClos, DISABLED_ADeadAggregationCoreCableCarriesNoDataAfterTheNotice) {
   EXPECT_GE(last_down, fault - 5_us);
   EXPECT_LE(last_up, fault + g.detect + container + frame);
   EXPECT_LE(last_down, fault + g.detect + g.notice_hop + 1_us + container + frame);
-  const RunResult clean = run_scenario(load_scenario_text(pod_exchange(""), "gse-ft.toml"));
+  const RunResult clean = run_checked(load_scenario_text(pod_exchange(""), "gse-ft.toml"));
   ASSERT_TRUE(clean.all_done);
   EXPECT_LT(r.end_time, clean.end_time + g.reorder_timeout);
   std::printf(
@@ -623,7 +624,7 @@ TEST(GseClos, SameFatTreeScenarioTwiceGivesIdenticalSummaries) {
   // The fault run: GSOS notices, DGSQ grants, VOQ ECN with random marking, go-back-N.
   auto once = [](const std::vector<std::string>& sets) {
     return summary_json(
-               run_scenario(load_scenario_text(pod_exchange(kAggCoreDown), "gse-ft.toml", sets)))
+               run_checked(load_scenario_text(pod_exchange(kAggCoreDown), "gse-ft.toml", sets)))
         .dump();
   };
   const std::string a = once({});
@@ -655,7 +656,7 @@ spines = 4
 uplink_rate = "400Gbps"
 )",
                                   alltoall_job(kRanks, kS));
-  const RunResult r = run_scenario(load_scenario_text(text, "gse-rail.toml"));
+  const RunResult r = run_checked(load_scenario_text(text, "gse-rail.toml"));
   ASSERT_EQ(r.jobs.size(), 1U);
   ASSERT_TRUE(r.jobs[0].done);
   EXPECT_EQ(r.totals.drops, 0U);

@@ -2,6 +2,7 @@
 // ranges on scripted cases, and the --seeds syntax.
 #include <gtest/gtest.h>
 
+#include "conserved.h"
 #include "scenario/compare.h"
 #include "scenario/scenario.h"
 
@@ -67,7 +68,7 @@ seeds = [1, 2]
   std::vector<CompareColumn> cols;
   for (const char* fabric : {"ethernet", "gse"}) {
     const auto cfg = load_scenario_text(text, "tiny.toml", {std::string("fabric.kind=") + fabric});
-    CompareColumn c{fabric, run_sweep(cfg, 1, false, {}), {}};
+    CompareColumn c{fabric, run_sweep_checked(cfg, 1, false, {}), {}};
     c.rows = aggregate(c.cases);
     cols.push_back(std::move(c));
   }

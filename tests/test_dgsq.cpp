@@ -2,6 +2,7 @@
 // PFC only and a bounded egress queue; weighted grants split a port; pool exhaustion falls back.
 #include <gtest/gtest.h>
 
+#include "conserved.h"
 #include "gse/fabric.h"
 
 #include <fmt/format.h>
@@ -42,7 +43,7 @@ TEST(Dgsq, GrantsNeverOutrunTheEgressPort) {
   auto cfg = load_scenario_text(incast31("roce"), "dgsq.toml", kDgsq);
   cfg.fabric.as<GseConfig>().record_grants = true;
   fabsim::Run run(cfg);
-  const RunResult r = run.execute();
+  const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.all_done);
   const auto& trace =
       run.fabric_as<GseFabric>()->dgsqs()[0]->grant_trace();  // leaf 0 holds the receiver
@@ -61,8 +62,8 @@ TEST(Dgsq, GrantsNeverOutrunTheEgressPort) {
 }
 
 TEST(Dgsq, IncastIsLosslessWithLocalPfcOnlyAndABoundedEgressQueue) {
-  const RunResult gse = run_scenario(load_scenario_text(incast31("roce"), "dgsq.toml", kDgsq));
-  const RunResult roce = run_scenario(load_scenario_text(incast31("roce"), "roce.toml"));
+  const RunResult gse = run_checked(load_scenario_text(incast31("roce"), "dgsq.toml", kDgsq));
+  const RunResult roce = run_checked(load_scenario_text(incast31("roce"), "roce.toml"));
   ASSERT_TRUE(gse.all_done && roce.all_done);
   EXPECT_EQ(gse.packets_live_at_end, 0U);
   EXPECT_EQ(gse.totals.drops, 0U);
@@ -115,7 +116,7 @@ kind = "flows"
     sets.push_back(caps ? "fabric.gse.transit_caps=true" : "fabric.gse.transit_caps=false");
     const auto cfg = load_scenario_text(toml, "caps.toml", sets);
     fabsim::Run run(cfg);
-    *out = run.execute();
+    *out = execute_checked(run);
     EXPECT_TRUE(out->all_done);
     const auto& spine = run.network().sw(run.topology().top_tier()[0]);
     return spine.port(0).counters().peak_queue_bytes;  // spine -> leaf 0
@@ -164,7 +165,7 @@ trace = true
 )";
   auto sets = kDgsq;
   sets.push_back("fabric.gse.grant_weights=[\"1\", \"3\", \"1\", \"1\"]");
-  const RunResult r = run_scenario(load_scenario_text(toml, "w.toml", sets));
+  const RunResult r = run_checked(load_scenario_text(toml, "w.toml", sets));
   ASSERT_TRUE(r.all_done);
   const Time first_done = std::min(r.flows[0].end, r.flows[1].end);
   // Bytes each had delivered while both were active (after the first 50 us of start-up).
@@ -204,7 +205,7 @@ bytes = "2MB"
 )";
   auto sets = kDgsq;
   sets.push_back("fabric.gse.voq_pool_queues=1");
-  const RunResult r = run_scenario(load_scenario_text(toml, "pool.toml", sets));
+  const RunResult r = run_checked(load_scenario_text(toml, "pool.toml", sets));
   ASSERT_TRUE(r.all_done);
   EXPECT_EQ(r.packets_live_at_end, 0U);
   EXPECT_GT(r.fabric["dgsq"]["fallback_packets"].get<uint64_t>(), 0U);
@@ -222,14 +223,14 @@ TEST(Dgsq, WithoutPfcVoqEcnSlowsTheNicsInsteadOfDropping) {
                          {"fabric.kind=gse", "fabric.gse.dgsq=true", "network.pfc.enabled=false",
                           "network.ecn.enabled=true", "transport.dcqcn.enabled=true",
                           "fabric.gse.voq_ecn=true", "workload.bytes=\"8MB\""});
-  const RunResult r = run_scenario(with);
+  const RunResult r = run_checked(with);
   ASSERT_TRUE(r.all_done);
   EXPECT_GT(r.fabric["dgsq"]["ecn_marks"].get<uint64_t>(), 0U);
   EXPECT_EQ(r.fabric["dgsq"]["hold_drops"].get<uint64_t>(), 0U);
   EXPECT_EQ(r.totals.pfc_frames, 0U);
   auto without = with;
   without.fabric.as<GseConfig>().voq_ecn = false;
-  const RunResult d = run_scenario(without);
+  const RunResult d = run_checked(without);
   EXPECT_GT(d.fabric["dgsq"]["hold_drops"].get<uint64_t>(), 0U);
   EXPECT_EQ(d.fabric["dgsq"]["ecn_marks"].get<uint64_t>(), 0U);
 }

@@ -4,6 +4,7 @@
 // delivers everything; a degraded link is avoided by GSE before it loses a frame.
 #include <gtest/gtest.h>
 
+#include "conserved.h"
 #include "gse/fabric.h"
 
 #include <fmt/format.h>
@@ -160,7 +161,7 @@ void expect_every_byte_delivered(const RunResult& r) {
 TEST(Faults, GseStopsUsingAFailedCableWithinDetectionNoticeAndOneContainer) {
   auto cfg = load_scenario_text(fault_scenario("gse", kDownAt100us), "faults.toml");
   fabsim::Run run(cfg);
-  const RunResult r = run.execute();
+  const RunResult r = execute_checked(run);
   expect_every_byte_delivered(r);
   const auto& topo = run.topology();
   const Cable& c = topo.cables[static_cast<size_t>(topo.find_cable("leaf0-spine1"))];
@@ -185,18 +186,17 @@ TEST(Faults, GseStopsUsingAFailedCableWithinDetectionNoticeAndOneContainer) {
   // draws a few ECN marks). Waiting the full reorder timeout instead costs far more (the
   // burst released after 100 us meets DCQCN).
   EXPECT_GT(r.fabric["gse"]["reorder_fault_flushes"].get<uint64_t>(), 0U);
-  const RunResult clean =
-      run_scenario(load_scenario_text(fault_scenario("gse", ""), "faults.toml"));
+  const RunResult clean = run_checked(load_scenario_text(fault_scenario("gse", ""), "faults.toml"));
   EXPECT_LT(r.end_time, clean.end_time + cfg.fabric.as<GseConfig>().reorder_timeout);
   auto slow = load_scenario_text(fault_scenario("gse", kDownAt100us), "faults.toml",
                                  {"fabric.gse.fault_flush=100us"});
-  EXPECT_GT(run_scenario(slow).end_time, r.end_time + cfg.fabric.as<GseConfig>().reorder_timeout);
+  EXPECT_GT(run_checked(slow).end_time, r.end_time + cfg.fabric.as<GseConfig>().reorder_timeout);
 }
 
 TEST(Faults, ARemoteGspLearnsOneHopLaterAndExcludesPathsThroughTheCable) {
   auto cfg = load_scenario_text(fault_scenario("gse", kDownAt100us), "faults.toml");
   fabsim::Run run(cfg);
-  const RunResult r = run.execute();
+  const RunResult r = execute_checked(run);
   expect_every_byte_delivered(r);
   const auto& topo = run.topology();
   const auto cable = static_cast<uint32_t>(topo.find_cable("leaf0-spine1"));
@@ -228,7 +228,7 @@ TEST(Faults, ARemoteGspLearnsOneHopLaterAndExcludesPathsThroughTheCable) {
 TEST(Faults, RoceLosesPacketsUntilReconvergenceThenNoneAndGoBackNDeliversAll) {
   auto cfg = load_scenario_text(fault_scenario("ethernet", kDownAt100us), "faults.toml");
   fabsim::Run run(cfg);
-  const RunResult r = run.execute();
+  const RunResult r = execute_checked(run);
   expect_every_byte_delivered(r);
   const auto& topo = run.topology();
   const Cable& c = topo.cables[static_cast<size_t>(topo.find_cable("leaf0-spine1"))];
@@ -266,7 +266,7 @@ ber = 6e-4
 )";
   auto cfg = load_scenario_text(fault_scenario("gse", degrade), "faults.toml");
   fabsim::Run run(cfg);
-  const RunResult r = run.execute();
+  const RunResult r = execute_checked(run);
   expect_every_byte_delivered(r);
   const auto& topo = run.topology();
   const auto cable = static_cast<uint32_t>(topo.find_cable("leaf0-spine1"));
@@ -283,7 +283,7 @@ ber = 6e-4
   // RoCE/ECMP does not watch FEC counters: its flows stay on the degraded link.
   auto eth = load_scenario_text(fault_scenario("ethernet", degrade), "faults.toml");
   fabsim::Run run2(eth);
-  const RunResult r2 = run2.execute();
+  const RunResult r2 = execute_checked(run2);
   expect_every_byte_delivered(r2);
   const Cable& c2 = run2.topology().cables[cable];
   EXPECT_GT(std::max(c2.up->fault_counters().last_data_tx, c2.down->fault_counters().last_data_tx),
@@ -301,7 +301,7 @@ count = 2
 )";
   auto cfg = load_scenario_text(fault_scenario("gse", flap), "faults.toml");
   fabsim::Run run(cfg);
-  const RunResult r = run.execute();
+  const RunResult r = execute_checked(run);
   expect_every_byte_delivered(r);
   ASSERT_EQ(run.faults()->changes().size(), 4U);
   const auto& topo = run.topology();
@@ -351,7 +351,7 @@ count = 2
 )";
   auto run_once = [&](const std::vector<std::string>& sets) {
     return summary_json(
-               run_scenario(load_scenario_text(fault_scenario("gse", events), "faults.toml", sets)))
+               run_checked(load_scenario_text(fault_scenario("gse", events), "faults.toml", sets)))
         .dump();
   };
   const std::vector<std::string> adaptive = {"fabric.gse.path=\"adaptive\"",

@@ -2,6 +2,7 @@
 // RoCE behind GSE, load spread, misordering before reordering, reorder timeout.
 #include <gtest/gtest.h>
 
+#include "conserved.h"
 #include "gse/fabric.h"
 
 #include <fmt/format.h>
@@ -60,7 +61,7 @@ TEST(GseContainers, SkippedIdsCarryTheGapToThePreviousContainer) {
 }
 
 RunResult run_text(const std::string& toml, const std::vector<std::string>& sets = {}) {
-  RunResult r = run_scenario(load_scenario_text(toml, "gse.toml", sets));
+  RunResult r = run_checked(load_scenario_text(toml, "gse.toml", sets));
   EXPECT_EQ(r.packets_live_at_end, 0U) << "packets leaked from the pool";
   return r;
 }
@@ -95,7 +96,7 @@ TEST(GsePktc, EveryPacketOfAContainerTakesOneUplink) {
   auto cfg = load_scenario_text(unequal("roce", 4, "2MB"), "gse.toml", {"fabric.kind=gse"});
   cfg.fabric.as<GseConfig>().record_containers = true;
   fabsim::Run run(cfg);
-  const RunResult r = run.execute();
+  const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.all_done);
   std::map<std::pair<uint32_t, uint32_t>, std::set<uint16_t>> ports;
   std::set<uint16_t> used;
@@ -178,7 +179,7 @@ bytes = "32MB"
 )";
   const auto cfg = load_scenario_text(toml, "spread.toml", sets);
   fabsim::Run run(cfg);
-  const RunResult r = run.execute();
+  const RunResult r = execute_checked(run);
   EXPECT_TRUE(r.all_done);
   std::vector<double> out;
   const auto& leaf = run.network().sw(run.topology().tors[0]);

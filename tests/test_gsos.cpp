@@ -3,6 +3,7 @@
 // follow the end-to-end capacity left after failures.
 #include <gtest/gtest.h>
 
+#include "conserved.h"
 #include "gse/fabric.h"
 
 #include <fmt/format.h>
@@ -70,7 +71,7 @@ grant_weights = ["3", "1"]
   EXPECT_DOUBLE_EQ(p.weight(7), 1.0);
   // 8 KiB at 90 % of 100 Gb/s: 8192 x 8 / 90e9 s = 728.177... ns, rounded up to the picosecond.
   EXPECT_EQ(p.window(Rate::gbps(100)).ps(), 728178);
-  run.execute();
+  execute_checked(run);
 }
 
 TEST(Gsos, BackPressureIsVisibleOneHopAfterPublicationAndSteersAdaptiveChoice) {
@@ -155,13 +156,13 @@ int64_t peak_spine_downlink(fabsim::Run& run) {
 TEST(Gsos, GrantsFollowTheCapacityLeftAfterFailures) {
   auto on = load_scenario_text(failed_ingress(true), "gsos.toml");
   fabsim::Run run(on);
-  const RunResult r = run.execute();
+  const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.all_done);
   EXPECT_EQ(run.fabric_as<GseFabric>()->gsos()->ingress_capacity(0), Rate::gbps(400));
   const int64_t capped = peak_spine_downlink(run);
   auto off = load_scenario_text(failed_ingress(false), "gsos.toml");
   fabsim::Run run2(off);
-  ASSERT_TRUE(run2.execute().all_done);
+  ASSERT_TRUE(execute_checked(run2).all_done);
   const int64_t uncapped = peak_spine_downlink(run2);
   // Bound: the grant budget lets one quantum per remote source through at once, 7 x 16 KiB
   // plus a frame in flight, whatever the ingress link's rate.

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <string>
 
+#include "conserved.h"
 #include "report/writers.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
@@ -22,7 +23,7 @@ constexpr int64_t kHdr = 62 + 20;  // header + preamble/IFG bytes per packet
 constexpr int64_t kAckWire = 64 + 20;
 
 RunResult run_text(const std::string& toml, const std::vector<std::string>& sets = {}) {
-  RunResult r = run_scenario(load_scenario_text(toml, "jobs.toml", sets));
+  RunResult r = run_checked(load_scenario_text(toml, "jobs.toml", sets));
   EXPECT_EQ(r.packets_live_at_end, 0U) << "packets leaked from the pool";
   return r;
 }
@@ -243,8 +244,8 @@ TEST(JobInterference, EightJobsOnThe2to1PresetAreSlowerThanOneAlone) {
   auto eight = common;
   auto one = common;
   one.push_back("workload.jobs[0].count=1");
-  const auto rows8 = aggregate(run_sweep(load_scenario(preset, eight), 0, false, nullptr));
-  const auto rows1 = aggregate(run_sweep(load_scenario(preset, one), 0, false, nullptr));
+  const auto rows8 = aggregate(run_sweep_checked(load_scenario(preset, eight), 0, false, nullptr));
+  const auto rows1 = aggregate(run_sweep_checked(load_scenario(preset, one), 0, false, nullptr));
   ASSERT_EQ(rows8.size(), 1U);
   ASSERT_TRUE(rows8[0].all_done && rows1[0].all_done);
   // The median seed's slowest job is slower than a job alone (momentary queues at shared

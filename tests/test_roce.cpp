@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "conserved.h"
 #include "report/writers.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
@@ -21,7 +22,7 @@ using namespace literals;
 constexpr int64_t kWire = 4096 + 62 + 20;
 
 RunResult run_text(const std::string& toml, const std::vector<std::string>& sets = {}) {
-  RunResult r = run_scenario(load_scenario_text(toml, "roce.toml", sets));
+  RunResult r = run_checked(load_scenario_text(toml, "roce.toml", sets));
   EXPECT_EQ(r.packets_live_at_end, 0U) << "packets leaked from the pool";
   return r;
 }
@@ -207,7 +208,7 @@ bytes = "8MB"
 )";
   const auto cfg = load_scenario_text(toml, "qps.toml");
   fabsim::Run run(cfg);
-  const RunResult r = run.execute();
+  const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.all_done);
   EXPECT_EQ(r.flows[0].delivered, 8'000'000);
   int used = 0;

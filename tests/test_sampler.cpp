@@ -1,6 +1,7 @@
 // Time series: queue depth and utilisation samples against a flow at line rate.
 #include <gtest/gtest.h>
 
+#include "conserved.h"
 #include "report/writers.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
@@ -27,7 +28,7 @@ sample_interval = "10us"
 sample_ports = "downlinks"
 )",
                                       "ts.toml");
-  const RunResult r = run_scenario(cfg);
+  const RunResult r = run_checked(cfg);
   ASSERT_TRUE(r.all_done);
   ASSERT_EQ(r.series.size(), 3U);  // the switch's three host ports
   EXPECT_EQ(r.sample_interval, 10_us);

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "conserved.h"
 #include "report/writers.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
@@ -21,7 +22,7 @@ constexpr int64_t kWire = 4096 + 62 + 20;  // wire bytes of a full data packet
 
 RunResult run_text(const std::string& toml, const std::vector<std::string>& sets = {}) {
   const auto cfg = load_scenario_text(toml, "test.toml", sets);
-  RunResult r = run_scenario(cfg);
+  RunResult r = run_checked(cfg);
   EXPECT_EQ(r.packets_live_at_end, 0U) << "packets leaked from the pool";
   return r;
 }
@@ -164,7 +165,7 @@ TEST(PfcHeadOfLine, VictimWithIdleEgressIsSlowed) {
   fabsim::Run run(cfg);
   // Port of leaf 1 towards host 9 (the victim's own egress).
   const uint32_t leaf1 = run.topology().tors[1];
-  const RunResult with = run.execute();
+  const RunResult with = execute_checked(run);
   EXPECT_EQ(with.packets_live_at_end, 0U);
   const RunResult no_pfc = run_text(hol(false, true));
   ASSERT_TRUE(alone.flows[0].done && with.flows[0].done && no_pfc.flows[0].done);
@@ -208,7 +209,7 @@ kind = "flows"
 std::vector<uint64_t> uplink_bytes(uint64_t seed) {
   const auto cfg = load_scenario_text(ecmp_eight(seed), "test.toml");
   fabsim::Run run(cfg);
-  const RunResult r = run.execute();
+  const RunResult r = execute_checked(run);
   EXPECT_TRUE(r.all_done);
   EXPECT_EQ(r.packets_live_at_end, 0U);
   std::vector<uint64_t> out;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "conserved.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
 
@@ -40,7 +41,7 @@ bytes = {}
 )",
                                        security, kN * 4096);
   fabsim::Run run(load_scenario_text(text, "security.toml"));
-  RunResult r = run.execute();
+  RunResult r = execute_checked(run);
   EXPECT_TRUE(r.all_done);
   EXPECT_EQ(r.packets_live_at_end, 0U);
   last_host_tx_bytes = run.network().host(0).port().counters().tx_bytes;

@@ -31,6 +31,14 @@ constexpr int kExitIncomplete = 3;
 
 // The exit code of a set of cases, with a line on stderr naming the first incomplete one.
 int cases_exit(const std::vector<SweepCase>& cases, const std::string& name) {
+  for (const auto& c : cases) {
+    if (c.ledger_violation.empty()) continue;
+    std::fprintf(stderr,
+                 "fabsim: internal error: %s: seed %llu: the conservation ledger does not "
+                 "balance: %s\n",
+                 name.c_str(), static_cast<unsigned long long>(c.seed), c.ledger_violation.c_str());
+    return 1;
+  }
   size_t bad = 0;
   for (const auto& c : cases) bad += c.complete ? 0 : 1;
   if (bad == 0) return 0;
@@ -307,6 +315,12 @@ int run_command(const std::string& file, const std::vector<std::string>& sets,
                r.wall_seconds, static_cast<unsigned long long>(r.events),
                r.wall_seconds > 0 ? static_cast<double>(r.events) / r.wall_seconds * 1e-6 : 0.0,
                r.wall_seconds > 0 ? r.end_time.sec_f() / r.wall_seconds : 0.0);
+  if (!r.conserved()) {
+    std::fprintf(stderr,
+                 "fabsim: internal error: %s: the conservation ledger does not balance: %s\n",
+                 cfg.name.c_str(), conservation_violation(r).c_str());
+    return 1;
+  }
   if (!r.complete()) {
     std::fprintf(stderr,
                  "fabsim: %s: the run ended with unfinished flows or failed senders "
