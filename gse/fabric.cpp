@@ -97,10 +97,21 @@ void load_dgsq(Section& g, GseConfig& c) {
 
 // Reordering, fault notice, the link monitor and back-pressure (docs/FAULTS.md).
 void load_gse_faults(Section& g, GseConfig& c) {
-  c.reorder_timeout = g.time("reorder_timeout", c.reorder_timeout,
-                             "give up on a container that does not complete [UNVERIFIED]");
-  if (!g.describing() && c.reorder_timeout.ps() <= 0)
-    g.fail("reorder_timeout", "a positive duration");
+  c.reorder_timeout =
+      g.time("reorder_timeout", c.reorder_timeout,
+             "give up on a container that does not complete; 0 = derived from the fabric: twice "
+             "the round trip between the farthest ToRs, grown to twice the longest reordering "
+             "wait seen, at most reorder_timeout_max [UNVERIFIED]");
+  c.reorder_timeout_max = g.time("reorder_timeout_max", c.reorder_timeout_max,
+                                 "the most a derived reorder_timeout grows to [UNVERIFIED]");
+  if (!g.describing() && c.reorder_timeout_max.ps() <= 0)
+    g.fail("reorder_timeout_max", "a positive duration");
+  c.reorder_buffer =
+      g.bytes("reorder_buffer", Bytes(c.reorder_buffer), Bytes(0), Bytes(int64_t{1} << 40),
+              "bytes a destination's reorder stage may hold; when full it stops waiting and "
+              "releases what it holds; 0 = as much as the switch's shared buffer admits (N2N), "
+              "no limit at a NIC (E2E) [UNVERIFIED]")
+          .count();
   c.detect = g.time("detect", c.detect,
                     "a device notices that its own link died (loss of signal) [UNVERIFIED]");
   c.notice_hop = g.time("notice_hop", c.notice_hop,
@@ -288,9 +299,14 @@ void GseFabric::add_stats(nlohmann::ordered_json& j, Time now) const {
               {"reorder_packets", t.packets},
               {"reorder_held", t.held},
               {"reorder_timeouts", t.timeouts},
+              {"reorder_gaps", t.gaps},
+              {"reorder_overflows", t.overflows},
+              {"reorder_flushed", t.flushed},
+              {"reorder_timeout_us", t.timeout.us_f()},
               {"reorder_fault_flushes", t.flushes},
               {"reorder_late", t.late},
               {"reorder_dropped", t.dropped},
+              {"reorder_held_at_end_bytes", t.held_bytes},
               {"reorder_peak_bytes", t.peak_bytes},
               {"reorder_peak_packets", t.peak_packets},
               {"reorder_mean_bytes_per_gsp", static_cast<double>(mean_bytes / gsps)}};
@@ -302,6 +318,7 @@ void GseFabric::add_rows(const nlohmann::ordered_json& stats,
   rows.emplace_back("gse containers", std::to_string(g["containers"].get<uint64_t>()));
   rows.emplace_back("gse reorder held", std::to_string(g["reorder_held"].get<uint64_t>()));
   rows.emplace_back("gse reorder timeouts", std::to_string(g["reorder_timeouts"].get<uint64_t>()));
+  rows.emplace_back("gse reorder gaps", std::to_string(g["reorder_gaps"].get<uint64_t>()));
   rows.emplace_back("gse reorder peak (B)", std::to_string(g["reorder_peak_bytes"].get<int64_t>()));
 }
 

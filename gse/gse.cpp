@@ -162,7 +162,21 @@ uint16_t GseCoreSelector::select(Packet& p, const uint16_t* ports, uint32_t n) {
 
 GseReorder::GseReorder(Simulation& sim, ReleaseSink& sink, const GseConfig& cfg,
                        std::vector<bool> host_port)
-    : sim_(sim), sink_(sink), cfg_(cfg), host_port_(std::move(host_port)) {}
+    : sim_(sim), sink_(sink), cfg_(cfg), host_port_(std::move(host_port)) {
+  timeout_ = cfg_.reorder_timeout > Time() ? cfg_.reorder_timeout : derived_reorder_timeout(cfg_);
+  stats_.timeout = timeout_;
+}
+
+Time derived_reorder_timeout(const GseConfig& cfg) {
+  return std::min(std::max(cfg.grant_loop * 2, Time::us(1)), cfg.reorder_timeout_max);
+}
+
+void GseReorder::observe_wait(Time waited) {
+  if (cfg_.reorder_timeout > Time() || waited <= longest_wait_) return;
+  longest_wait_ = waited;
+  timeout_ = std::min(std::max(timeout_, waited * 2), cfg_.reorder_timeout_max);
+  stats_.timeout = timeout_;
+}
 
 void SwitchSink::release(Packet* p, uint16_t out) {
   sw_.inject(p, out);
@@ -206,6 +220,15 @@ void GseReorder::release(Stream& s, Packet* p, uint16_t out, bool held) {
   }
 }
 
+bool GseReorder::cur_lossy(Stream& s) const {
+  const auto it = s.seen.find(s.cur);
+  return it != s.seen.end() && it->second.lossy;
+}
+
+// Loss shows in two ways. A container's packets come over one path in order, so a skipped
+// packet number is a loss seen at once: everything held behind it is released (the transport
+// recovers the gap; holding the rest only delays its loss signal). A lost last packet shows as
+// a container that does not complete: the timeout releases everything held.
 bool GseReorder::on_forward(Packet& p, uint16_t /*in_port*/, uint16_t out_port) {
   if ((p.flags & kFabricHeader) == 0 || !host_port_[out_port]) return true;
   const GseHeader h = gse_header(p);
@@ -217,6 +240,11 @@ bool GseReorder::on_forward(Packet& p, uint16_t /*in_port*/, uint16_t out_port) 
   if (fresh) streams_.push_back(std::make_unique<Stream>());
   const uint32_t index = it->second;
   Stream& s = *streams_[index];
+  if (h.container < s.cur) {
+    ++stats_.late;  // its container was given up: deliver at once
+    sink_.release(&p, out_port);
+    return false;
+  }
   if (h.prev_gap > 0) {
     const uint32_t prev = h.container - h.prev_gap;
     if (prev >= s.cur) {
@@ -224,25 +252,71 @@ bool GseReorder::on_forward(Packet& p, uint16_t /*in_port*/, uint16_t out_port) 
       s.next[prev] = h.container;
     }
   }
-  if (h.container == s.cur) {
-    release(s, &p, out_port, false);
-  } else if (h.container < s.cur) {
-    ++stats_.late;  // its container was given up: deliver at once
+  Arrivals& a = s.seen[h.container];
+  if (h.seq > a.expect) {
+    a.lossy = true;
+    ++stats_.gaps;
+  }
+  a.expect = std::max<uint16_t>(a.expect, static_cast<uint16_t>(h.seq + 1));
+  if (h.container > s.cur && (cur_lossy(s) || a.lossy)) {
+    // The stream waits for a container that cannot complete, or this packet's own container
+    // cannot: stop waiting, up to this container at least.
+    give_up(index, h.container);
+  }
+  if (h.container < s.cur) {  // released behind a later container: out of order
+    ++stats_.late;
     sink_.release(&p, out_port);
-    return false;
-  } else {
-    if (!sink_.hold(&p)) {
-      ++stats_.dropped;  // its container will be given up by the timeout
-      sim_.drop(&p, DropCause::kReorderDiscard);
-      return false;
+  } else if (h.container == s.cur) {
+    release(s, &p, out_port, false);
+    if (cur_lossy(s) && !s.buffered.empty()) give_up(index, s.cur);
+  } else if (held_limit_reached(p) || !sink_.hold(&p)) {
+    ++stats_.overflows;  // no memory to wait in: release what is held, then this packet
+    give_up(index, h.container);
+    if (h.container < s.cur) {
+      ++stats_.late;
+      sink_.release(&p, out_port);
+    } else {
+      release(s, &p, out_port, false);
     }
+  } else {
     ++stats_.held;
+    if (s.buffered.empty()) s.blocked_since = sim_.now();
     s.buffered[h.container].push_back({&p, out_port});
     account(p.size, 1);
     if (!s.timer.armed()) s.timer.arm(sim_.scheduler(), this, index, sim_.now() + wait());
   }
   advance(index);
   return false;
+}
+
+uint32_t GseReorder::give_up(uint32_t index, uint32_t at_least) {
+  Stream& s = *streams_[index];
+  uint32_t last = std::max(s.cur, at_least);
+  if (!s.buffered.empty()) last = std::max(last, s.buffered.rbegin()->first);
+  if (last != s.cur) {
+    s.cur = last;
+    s.released = 0;
+  }
+  auto buffered = std::move(s.buffered);
+  s.buffered.clear();
+  for (auto& [c, held] : buffered) {
+    for (const Held& x : held) {
+      account(-static_cast<int64_t>(x.p->size), -1);
+      ++stats_.flushed;
+      if (c == s.cur) {
+        release(s, x.p, x.out, true);
+      } else {
+        sink_.release_held(x.p, x.out);
+      }
+    }
+  }
+  // Forget what concerns containers before the new current one.
+  std::erase_if(s.count, [&s](const auto& e) { return e.first < s.cur; });
+  std::erase_if(s.next, [&s](const auto& e) { return e.first < s.cur; });
+  std::erase_if(s.seen, [&s](const auto& e) { return e.first < s.cur; });
+  s.timer.cancel();
+  s.blocked_since = Time::max();
+  return s.cur;
 }
 
 // Moves past every complete container, releasing the next one's buffered packets in arrival
@@ -258,6 +332,7 @@ void GseReorder::advance(uint32_t index) {
     const uint32_t next = nx->second;
     s.count.erase(c);
     s.next.erase(nx);
+    s.seen.erase(s.cur);
     s.cur = next;
     s.released = 0;
     moved = true;
@@ -271,9 +346,12 @@ void GseReorder::advance(uint32_t index) {
       }
     }
   }
+  if (moved && s.blocked_since != Time::max()) observe_wait(sim_.now() - s.blocked_since);
   if (s.buffered.empty()) {
     s.timer.cancel();
+    s.blocked_since = Time::max();
   } else if (moved) {
+    s.blocked_since = sim_.now();
     s.timer.arm(sim_.scheduler(), this, index, sim_.now() + wait());
   }
 }
@@ -281,19 +359,14 @@ void GseReorder::advance(uint32_t index) {
 void GseReorder::on_event(uint32_t tag, uint32_t gen) {
   Stream& s = *streams_[tag];
   if (!s.timer.fire(gen) || s.buffered.empty()) return;
-  // Give up on the container being waited for: continue with its successor if known, else
-  // with the earliest buffered container.
+  // Its missing packets are taken as lost: release everything held behind them at once.
   ++stats_.timeouts;
-  uint32_t next = s.buffered.begin()->first;
-  const auto nx = s.next.find(s.cur);
-  if (nx != s.next.end()) next = nx->second;
-  s.count[s.cur] = s.released;  // what arrived of it is all it will have
-  s.next[s.cur] = next;
+  give_up(tag, s.cur);
   advance(tag);
 }
 
 void GseReorder::flush_by(Time deadline) {
-  fast_until_ = std::max(fast_until_, sim_.now() + cfg_.reorder_timeout);
+  fast_until_ = std::max(fast_until_, sim_.now() + timeout_);
   bool any = false;
   for (uint32_t i = 0; i < streams_.size(); ++i) {
     Stream& s = *streams_[i];

@@ -53,8 +53,13 @@ struct GseConfig {
   int64_t container_bytes = 16384;  // seed 002 §3.2: 16 KB
   ContainerRule rule = ContainerRule::kCumulative;
   ContainerPath path = ContainerPath::kIndex;
-  Time reorder_timeout = Time::us(100);  // [UNVERIFIED] give up on an incomplete container
-  bool record_containers = false;        // keep (stream, container, uplink) for tests
+  // Give up on an incomplete container after this; 0 = derived: twice the fabric's round trip
+  // (grant_loop), grown to twice the longest wait that ended with the container complete (the
+  // reordering seen), at most reorder_timeout_max. [UNVERIFIED] factors.
+  Time reorder_timeout;
+  Time reorder_timeout_max = Time::us(100);  // [UNVERIFIED]
+  int64_t reorder_buffer = 0;  // bytes a reorder stage may hold; 0 = what the switch buffer admits
+  bool record_containers = false;  // keep (stream, container, uplink) for tests
   // DGSQ (data plane II)
   bool dgsq = false;
   int64_t grant_quantum = 16384;   // bytes per grant (one container by default)
@@ -99,6 +104,10 @@ inline void set_gse_header(Packet& p, const GseHeader& h) {
   p.set_ext_at<GseHeader, kFabricExtOffset>(h);
   p.flags = static_cast<uint8_t>(p.flags | kFabricHeader);
 }
+
+/// The derived reorder timeout before any reordering is seen: twice the request-grant loop (a
+/// round trip between the farthest ToRs), at least 1 us, at most reorder_timeout_max.
+Time derived_reorder_timeout(const GseConfig& cfg);
 
 /// Where a reorder stage releases packets: a switch port (N2N) or a NIC's endpoints (E2E).
 class ReleaseSink {
@@ -224,10 +233,14 @@ class GseReorder : public SwitchExtension, public EventTarget {
   struct Stats {
     uint64_t packets = 0;    // GSE packets that reached this destination GSP
     uint64_t held = 0;       // of those, held for order
-    uint64_t timeouts = 0;   // containers given up
+    uint64_t timeouts = 0;   // waits that ended without the container completing
+    Time timeout;            // the stage's timeout at the end (derived ones adapt)
+    uint64_t gaps = 0;       // losses seen at once: a container's packet numbers skipped
+    uint64_t overflows = 0;  // the reorder memory was full: the stream released what it held
+    uint64_t flushed = 0;    // packets released early, behind a gap (timeout, gap, overflow)
     uint64_t flushes = 0;    // fault notices that shortened the wait
     uint64_t late = 0;       // packets of a container already given up
-    uint64_t dropped = 0;    // refused by the buffer while waiting
+    uint64_t dropped = 0;    // refused by the buffer (always 0: a full buffer flushes instead)
     int64_t held_bytes = 0;  // now
     int64_t peak_bytes = 0;
     int64_t peak_packets = 0;
@@ -237,10 +250,15 @@ class GseReorder : public SwitchExtension, public EventTarget {
       packets += o.packets;
       held += o.held;
       timeouts += o.timeouts;
+      gaps += o.gaps;
+      overflows += o.overflows;
+      flushed += o.flushed;
       flushes += o.flushes;
       late += o.late;
       dropped += o.dropped;
       peak_bytes = std::max(peak_bytes, o.peak_bytes);
+      timeout = std::max(timeout, o.timeout);
+      held_bytes += o.held_bytes;
       peak_packets = std::max(peak_packets, o.peak_packets);
       byte_time += o.byte_time;
     }
@@ -252,18 +270,37 @@ class GseReorder : public SwitchExtension, public EventTarget {
     Packet* p;
     uint16_t out;
   };
+  /// What arrived of a container so far: its packets come over one path in order, so a packet
+  /// number beyond `expect` means the ones between were lost.
+  struct Arrivals {
+    uint16_t expect = 0;  // next packet number
+    bool lossy = false;   // a packet number was skipped: the container cannot complete
+  };
   struct Stream {
     uint32_t cur = 0;                                // container being released
     uint16_t released = 0;                           // packets of cur released
     std::map<uint32_t, std::vector<Held>> buffered;  // later containers, arrival order
     std::unordered_map<uint32_t, uint16_t> count;    // container -> packets (from successors)
     std::unordered_map<uint32_t, uint32_t> next;     // container -> next non-empty container
+    std::unordered_map<uint32_t, Arrivals> seen;     // containers >= cur
     Timer timer;
+    Time blocked_since = Time::max();  // when a packet was last held behind cur (max: none)
   };
   void release(Stream& s, Packet* p, uint16_t out, bool held);
   void advance(uint32_t index);
+  /// Gives up waiting: releases every held packet in container order and makes the last held
+  /// container (or `at_least`, if later) the current one. Returns the new current container.
+  uint32_t give_up(uint32_t index, uint32_t at_least);
+  /// Whether the current container is known to be incomplete (a packet of it was lost).
+  bool cur_lossy(Stream& s) const;
+  bool held_limit_reached(const Packet& p) const {
+    return cfg_.reorder_buffer > 0 && stats_.held_bytes + p.size > cfg_.reorder_buffer;
+  }
   void account(int64_t delta_bytes, int64_t delta_packets);
-  Time wait() const { return sim_.now() < fast_until_ ? cfg_.fault_flush : cfg_.reorder_timeout; }
+  Time wait() const { return sim_.now() < fast_until_ ? cfg_.fault_flush : timeout_; }
+  /// A blocked stream's current container completed after `waited`: derived timeouts grow to
+  /// cover reordering of that size.
+  void observe_wait(Time waited);
 
   Simulation& sim_;
   ReleaseSink& sink_;
@@ -274,7 +311,9 @@ class GseReorder : public SwitchExtension, public EventTarget {
   Stats stats_;
   int64_t held_packets_ = 0;
   Time last_change_;
-  Time fast_until_;  // after a fault notice: short waits until then
+  Time fast_until_;    // after a fault notice: short waits until then
+  Time timeout_;       // the wait for an incomplete container now
+  Time longest_wait_;  // the longest wait that ended with the container complete
 };
 
 /// Releases into a switch's egress ports (GSE-N2N destination leaf).

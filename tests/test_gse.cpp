@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -249,6 +250,221 @@ TEST(GseReorderTimeout, GivesUpOnALostPacketsContainerAndDeliversTheRest) {
   // Everything not lost on a link reached its host, after the timeouts released it.
   EXPECT_EQ(received, sent - r.totals.link_losses);
   EXPECT_EQ(r.totals.drops, 0U);
+}
+
+// ---- Reordering under loss (issue 14 item 7), against exact state -------------------------
+
+// Records the order of released packets (container * 100 + packet number) and when.
+class Releases : public ReleaseSink {
+ public:
+  explicit Releases(Simulation& sim) : sim_(sim) {}
+  void release(Packet* p, uint16_t /*out*/) override {
+    order.push_back(p->seq);
+    at.push_back(sim_.now());
+    sim_.ledger().deliver(*p);
+    sim_.pool().release(p);
+  }
+  std::vector<uint64_t> order;
+  std::vector<Time> at;
+
+ private:
+  Simulation& sim_;
+};
+
+// Runs `fn` at simulated time `t`.
+class At : public EventTarget {
+ public:
+  At(Simulation& sim, Time t, std::function<void()> fn) : fn_(std::move(fn)) {
+    sim.schedule(t, this, 0);
+  }
+  void on_event(uint32_t /*tag*/, uint32_t /*gen*/) override { fn_(); }
+
+ private:
+  std::function<void()> fn_;
+};
+
+struct ReorderBench {
+  explicit ReorderBench(GseConfig c) : sim(1), sink(sim), cfg(c), stage(sim, sink, cfg, {true}) {}
+  // Packet `seq` of container `c`; `prev_count` packets in container c - 1 (0: first).
+  void arrive(uint32_t c, uint16_t seq, uint16_t prev_count = 0) {
+    Packet* p = sim.pool().acquire();
+    p->type = PacketType::kData;
+    p->size = 4096 + 62 + 16;
+    p->payload = 4096;
+    p->seq = uint64_t{c} * 100 + seq;
+    GseHeader h;
+    h.container = c;
+    h.seq = seq;
+    h.prev_count = prev_count;
+    h.prev_gap = prev_count > 0 ? 1 : 0;
+    set_gse_header(*p, h);
+    sim.ledger().inject(*p);
+    EXPECT_FALSE(stage.on_forward(*p, 0, 0));
+  }
+  Simulation sim;
+  Releases sink;
+  GseConfig cfg;
+  GseReorder stage;
+};
+
+GseConfig derived(Time loop) {
+  GseConfig c;
+  c.grant_loop = loop;  // derived timeout: 2 x loop
+  return c;
+}
+
+TEST(GseReorderLoss, ASkippedPacketNumberReleasesEverythingHeldAtOnce) {
+  ReorderBench b(derived(Time::us(5)));
+  b.arrive(0, 0);
+  b.arrive(1, 0, 3);  // held: container 0 has 3 packets and 1 is missing so far
+  b.arrive(2, 0, 3);  // held
+  EXPECT_EQ(b.sink.order, (std::vector<uint64_t>{0}));
+  b.arrive(2, 2, 3);  // packet 1 of container 2 was lost on its path
+  EXPECT_EQ(b.sink.order, (std::vector<uint64_t>{0, 100, 200, 202}));
+  EXPECT_EQ(b.stage.stats().gaps, 1U);
+  EXPECT_EQ(b.stage.stats().flushed, 2U);
+  EXPECT_EQ(b.stage.stats().held_bytes, 0);
+  b.arrive(0, 1);  // late: its container was given up
+  EXPECT_EQ(b.stage.stats().late, 1U);
+  EXPECT_EQ(b.sink.order.back(), 1U);
+  b.sim.run();
+  EXPECT_EQ(b.stage.stats().timeouts, 0U);  // nothing left to wait for: no timer fired
+}
+
+TEST(GseReorderLoss, AGapInTheCurrentContainerReleasesWhatWaitsBehindIt) {
+  ReorderBench b(derived(Time::us(5)));
+  b.arrive(0, 0);
+  b.arrive(1, 0, 3);  // held behind container 0
+  b.arrive(0, 2);     // container 0 lost packet 1: it cannot complete
+  EXPECT_EQ(b.sink.order, (std::vector<uint64_t>{0, 2, 100}));
+  b.arrive(1, 1, 3);  // container 1 is now the current one: straight through
+  EXPECT_EQ(b.sink.order.back(), 101U);
+  EXPECT_EQ(b.stage.stats().gaps, 1U);
+}
+
+TEST(GseReorderLoss, ALostLastPacketIsGivenUpAfterTheDerivedTimeout) {
+  ReorderBench b(derived(Time::us(5)));
+  EXPECT_EQ(b.stage.stats().timeout, Time::us(10));  // 2 x the request-grant loop
+  b.arrive(0, 0);
+  b.arrive(0, 1);  // packet 2, the last of container 0, is lost: no gap can show it
+  for (uint16_t s = 0; s < 3; ++s) b.arrive(1, s, 3);
+  b.arrive(2, 0, 3);
+  EXPECT_EQ(b.sink.order, (std::vector<uint64_t>{0, 1}));
+  b.sim.run();
+  EXPECT_EQ(b.sink.order, (std::vector<uint64_t>{0, 1, 100, 101, 102, 200}));
+  EXPECT_EQ(b.sink.at.back(), Time::us(10));  // all at once, one timeout after the first hold
+  EXPECT_EQ(b.stage.stats().timeouts, 1U);
+  EXPECT_EQ(b.sim.now(), Time::us(10));  // and no timer is left running
+}
+
+TEST(GseReorderLoss, TheDerivedTimeoutGrowsToTwiceTheReorderingSeen) {
+  ReorderBench b(derived(Time::us(1)));
+  EXPECT_EQ(b.stage.stats().timeout, Time::us(2));
+  b.arrive(0, 0);
+  b.arrive(1, 0, 3);  // held at 0
+  At late(b.sim, Time::ns(1500), [&b] {
+    b.arrive(0, 1);
+    b.arrive(0, 2);  // container 0 completes after 1.5 us: reordering, not loss
+  });
+  b.sim.run();
+  EXPECT_EQ(b.sink.order, (std::vector<uint64_t>{0, 1, 2, 100}));
+  EXPECT_EQ(b.stage.stats().timeouts, 0U);
+  EXPECT_EQ(b.stage.stats().timeout, Time::us(3));
+  GseConfig capped = derived(Time::us(1));
+  capped.reorder_timeout_max = Time::ns(2500);
+  ReorderBench c(capped);
+  c.arrive(0, 0);
+  c.arrive(1, 0, 3);
+  At later(c.sim, Time::ns(1900), [&c] {
+    c.arrive(0, 1);
+    c.arrive(0, 2);
+  });
+  c.sim.run();
+  EXPECT_EQ(c.stage.stats().timeout, Time::ns(2500));  // at most reorder_timeout_max
+}
+
+TEST(GseReorderLoss, AFullReorderBufferReleasesInsteadOfDropping) {
+  GseConfig cfg = derived(Time::us(5));
+  cfg.reorder_buffer = 2 * (4096 + 62);  // two frames (the GSE header is removed on arrival)
+  ReorderBench b(cfg);
+  b.arrive(0, 0);
+  b.arrive(1, 0, 3);
+  b.arrive(1, 1, 3);  // two held: full
+  b.arrive(1, 2, 3);
+  EXPECT_EQ(b.sink.order, (std::vector<uint64_t>{0, 100, 101, 102}));
+  EXPECT_EQ(b.stage.stats().overflows, 1U);
+  EXPECT_EQ(b.stage.stats().dropped, 0U);
+  EXPECT_EQ(b.stage.stats().peak_bytes, 2 * (4096 + 62));
+}
+
+// Seed-002 testbed, one transfer between two leaves with 1 % random loss on every link: GSE-N2N
+// finishes within 1.5x of RoCE go-back-N alone on the same path, every byte delivered, nothing
+// left held (issue 14 item 7; docs/gse.md "Under loss"). 8 MiB and eight seeds stand in for the
+// issue's 64 MiB; a 1 ms RTO (rto_exponent 8) keeps the rare RTOs (a lost last packet) from
+// deciding the comparison, as both sides take them alike.
+std::string lossy_transfer(bool gse) {
+  std::string s = R"(
+[simulation]
+stop_time = "2s"
+[topology]
+kind = "leaf_spine"
+servers = 4
+gpus_per_server = 8
+spines = 4
+nic_rate = "100Gbps"
+uplink_rate = "400Gbps"
+[network]
+loss_probability = 0.01
+[network.pfc]
+enabled = false
+[network.ecn]
+enabled = false
+[transport]
+kind = "roce"
+rto_exponent = 8
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 0
+dst = 8
+bytes = "8MiB"
+)";
+  if (gse) s += "[fabric]\nkind = \"gse\"\n[fabric.gse]\ndgsq = true\nvoq_ecn = true\n";
+  return s;
+}
+
+TEST(GseReorderLoss, OnePercentLossPerLinkWithinOneAndAHalfTimesGoBackN) {
+  Time roce_total;
+  Time gse_total;
+  uint64_t timeouts = 0;
+  uint64_t gaps = 0;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    auto roce_cfg = load_scenario_text(lossy_transfer(false), "roce.toml", {});
+    auto gse_cfg = load_scenario_text(lossy_transfer(true), "gse.toml", {});
+    roce_cfg.seed = seed;
+    gse_cfg.seed = seed;
+    const RunResult roce = run_checked(roce_cfg);
+    const RunResult gse = run_checked(gse_cfg);
+    ASSERT_TRUE(roce.complete());
+    ASSERT_TRUE(gse.complete());
+    EXPECT_EQ(gse.flows[0].delivered, gse.flows[0].spec.bytes);
+    EXPECT_GT(gse.ledger.total().dropped[static_cast<int>(DropCause::kRandomLoss)].packets, 0U);
+    const auto& g = gse.fabric["gse"];
+    EXPECT_EQ(g["reorder_dropped"].get<uint64_t>(), 0U);
+    EXPECT_EQ(g["reorder_held_at_end_bytes"].get<int64_t>(), 0);
+    timeouts += g["reorder_timeouts"].get<uint64_t>();
+    gaps += g["reorder_gaps"].get<uint64_t>();
+    roce_total += roce.flows[0].fct();
+    gse_total += gse.flows[0].fct();
+  }
+  EXPECT_GT(gaps, 0U);      // losses seen by packet number
+  EXPECT_GT(timeouts, 0U);  // and lost last packets, by the timeout
+  EXPECT_LE(gse_total.sec_f(), 1.5 * roce_total.sec_f());
+  std::printf("[ figures ] 8 MiB at 1 %% loss per link, 8 seeds: RoCE go-back-N %.3f ms in all, "
+              "GSE-N2N %.3f ms (%.2fx); %llu gaps, %llu timeouts\n",
+              roce_total.sec_f() * 1e3, gse_total.sec_f() * 1e3,
+              gse_total.sec_f() / roce_total.sec_f(), static_cast<unsigned long long>(gaps),
+              static_cast<unsigned long long>(timeouts));
 }
 
 }  // namespace
