@@ -126,10 +126,13 @@ bool GseDgsq::on_forward(Packet& p, uint16_t in_port, uint16_t out_port) {
   voq_bytes_ += p.size;
   stats_.peak_voq_bytes = std::max(stats_.peak_voq_bytes, voq_bytes_);
   const uint32_t dst = p.dst;
-  // Keep the destination's view of the demand at most one quantum behind.
-  if (!v.requesting || v.enqueued - v.requested >= static_cast<uint64_t>(quantum())) {
-    request(dst, v);
-  }
+  // Keep the destination's view of the demand at most one quantum behind, and, while the VOQ
+  // holds the bytes, at least one quantum ahead of what it has granted (as far as the grants
+  // received tell): a VOQ that fills slowly (one of many sources of a port) would otherwise have
+  // its next bytes heard of a quantum or a request-grant loop later, and the port, its known
+  // demand used up, idled meanwhile (docs/gse.md "Requests").
+  const auto q = static_cast<uint64_t>(quantum());
+  if (v.requested < v.granted + q || v.enqueued - v.requested >= q) request(dst, v);
   try_send(dst);
   return false;
 }
