@@ -12,9 +12,10 @@
 // Requests and grants are real 64 B control packets; a source and a destination on the same
 // leaf talk directly. Transit capacity: the spine links into the destination leaf carry every
 // remote source's granted bytes (containers are sprayed over all of them), so remote grants
-// share one budget at those links' rate; with GSOS, only the links the destination leaf knows
-// to be usable count (a failed or failing link shrinks the budget). The grant policy (quantum,
-// rate share, weights) is GSOS's when one is set.
+// share one budget at those links' rate, admitting one quantum per link ahead of it as a cap
+// per link would; with GSOS, only the links the destination leaf knows to be usable count (a
+// failed or failing link shrinks the budget). The grant policy (quantum, rate share, weights)
+// is GSOS's when one is set.
 #pragma once
 
 #include <algorithm>      // max (merging counters)
@@ -127,7 +128,9 @@ class GseDgsq : public SwitchExtension, public EventTarget {
   const Gsos* gsos_ = nullptr;
   int64_t quantum() const;
   double share() const;
-  Rate transit_rate() const;
+  Rate transit_capacity() const;  // the usable links into this ToR
+  Rate transit_rate() const;      // x transit_share
+  Time transit_burst(Rate transit) const;
   std::vector<uint16_t> uplinks_;
   std::vector<int64_t> host_of_port_;  // port -> attached host id, -1 for uplinks
   int64_t framing_;
@@ -139,10 +142,12 @@ class GseDgsq : public SwitchExtension, public EventTarget {
   int64_t voq_bytes_ = 0;
   Stats stats_;
   std::vector<GrantRecord> trace_;
-  // Transit capacity: the spine links into this leaf carry every remote source's granted
-  // bytes (containers are sprayed over all of them), so remote grants share one budget.
-  Rate downlink_rate_;  // sum of the spine -> leaf link rates x transit_share
-  Time downlink_free_;  // when the budget next has room
+  // Transit capacity: the links into this ToR from the tier above carry every remote source's
+  // granted bytes (containers are sprayed over all of them), so remote grants share one
+  // budget, which admits one quantum per link ahead of the links' rate (transit_burst).
+  Rate downlink_capacity_;  // sum of the links' rates (without GSOS)
+  Rate link_rate_;          // one link's rate (a Clos: the links of a tier are equal)
+  Time downlink_free_;      // when the budget has caught up with what it granted
 };
 
 }  // namespace fabsim
