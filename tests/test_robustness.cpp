@@ -1,0 +1,40 @@
+// Findings of the fuzzers and the soak (docs/ROBUSTNESS.md), one test each: every one failed
+// before its fix.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "scenario/scenario.h"
+
+namespace fabsim {
+namespace {
+using namespace literals;
+
+// fuzz_units: the effective scenario recorded durations and rates with 6 significant digits and
+// an exponent past 1e6 units: stop_time = "1000001ms" became "1e+06ms" (which does not parse)
+// and 1234567ps became "1.23457us" (another value).
+TEST(Robustness, EffectiveScenarioRecordsExactDurationsAndRates) {
+  const auto c = load_scenario_text(
+      "", "x.toml",
+      {"simulation.stop_time=\"1000001ms\"", "topology.host_link_delay=\"1234567ps\"",
+       "topology.nic_rate=\"1000000000000001bps\"", "topology.uplink_rate=\"9200000Tbps\""});
+  EXPECT_EQ(c.effective["simulation"]["stop_time"], "1000001000000000ps");
+  EXPECT_EQ(c.effective["topology"]["host_link_delay"], "1234567ps");
+  EXPECT_EQ(c.effective["topology"]["nic_rate"], "1000000000000001bps");
+  EXPECT_EQ(c.effective["topology"]["uplink_rate"], "9200000000000000000bps");
+  // Values that print exactly keep their readable form.
+  EXPECT_EQ(c.effective["topology"]["fabric_link_delay"], "1us");
+  EXPECT_EQ(exact_text(Time::ps(1500)), "1.5ns");
+  EXPECT_EQ(exact_text(400_Gbps), "400Gbps");
+  // Every recorded form loads again as the same value.
+  const std::string again = "[simulation]\nstop_time = \"" +
+                            c.effective["simulation"]["stop_time"].get<std::string>() +
+                            "\"\n[topology]\nnic_rate = \"" +
+                            c.effective["topology"]["nic_rate"].get<std::string>() + "\"\n";
+  const auto d = load_scenario_text(again, "again.toml");
+  EXPECT_EQ(d.stop_time, c.stop_time);
+  EXPECT_EQ(d.topology.shape.nic_rate, c.topology.shape.nic_rate);
+}
+
+}  // namespace
+}  // namespace fabsim
