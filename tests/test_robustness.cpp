@@ -36,5 +36,17 @@ TEST(Robustness, EffectiveScenarioRecordsExactDurationsAndRates) {
   EXPECT_EQ(d.topology.shape.nic_rate, c.topology.shape.nic_rate);
 }
 
+// fuzz_units: a rate below half a bit per second passed the "positive" check and then rounded
+// to 0 bps; nic_rate = ".0000001bps" validated and the run died of a division by zero (SIGFPE).
+TEST(Robustness, RateThatRoundsToZeroIsRefused) {
+  EXPECT_FALSE(parse_rate(".000000040bps").ok());
+  EXPECT_FALSE(parse_rate("0.0000000001Kbps").ok());
+  EXPECT_FALSE(parse_rate("0.4bps").ok());
+  EXPECT_EQ(parse_rate("1bps").value, Rate(1));
+  const std::string toml = "[topology]\nkind = \"single_switch\"\nhosts = 2\n"
+                           "nic_rate = \".0000001bps\"\n";
+  EXPECT_THROW(load_scenario_text(toml, "zero.toml"), ConfigError);
+}
+
 }  // namespace
 }  // namespace fabsim
