@@ -48,5 +48,27 @@ TEST(Robustness, RateThatRoundsToZeroIsRefused) {
   EXPECT_THROW(load_scenario_text(toml, "zero.toml"), ConfigError);
 }
 
+// fuzz_scenario: block placement computed first + k x ranks + r in int, so first = 2147483647
+// overflowed (UBSan: signed integer overflow, workload/kinds.cpp) and ranks = 2147483647 listed
+// 2^31 GPUs (8 GiB) before finding that they do not exist. Both are now refused by name first.
+TEST(Robustness, BlockPlacementPastTheLastGpuIsRefused) {
+  const std::string job = "[workload]\nkind = \"jobs\"\n[[workload.jobs]]\nplacement = "
+                          "\"block\"\n";
+  const std::string op = "[[workload.jobs.ops]]\ntype = \"alltoall\"\nbytes = \"1MiB\"\n";
+  for (const std::string keys : {"first = 2147483647\nranks = 4\n", "ranks = 2147483647\n",
+                                 "first = 30\nranks = 4\n", "ranks = 16\ncount = 3\n"}) {
+    try {
+      load_scenario_text(job + keys + op, "block.toml");
+      ADD_FAILURE() << "accepted: " << keys;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("workload.jobs[0].placement"), std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
+    }
+  }
+  // The last block that fits: GPUs 16-31 of the default 32.
+  EXPECT_NO_THROW(load_scenario_text(job + "ranks = 16\ncount = 2\n" + op, "block.toml"));
+}
+
 }  // namespace
 }  // namespace fabsim
