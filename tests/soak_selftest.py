@@ -16,7 +16,7 @@ import json, os, pathlib, random, sys, time
 mode = pathlib.Path(sys.argv[0]).name.split("-", 1)[1]
 out = pathlib.Path(sys.argv[sys.argv.index("--out") + 1])
 out.mkdir(parents=True, exist_ok=True)
-summary = {"name": "x", "all_flows_done": True}
+summary = {"name": "x", "all_flows_done": mode != "unfinished"}
 if mode != "noledger":
     summary["ledger"] = {"balanced": mode != "unbalanced", "classes": []}
 if mode == "nondeterministic":
@@ -32,8 +32,8 @@ sys.exit({"internal": 1, "badinput": 2, "incomplete": 3}.get(mode, 0))
 
 # mode -> (soak's expected exit code, text its output must hold)
 CASES = {
-    "good": (0, "ledger checked in 2 "),
-    "noledger": (0, "ledger checked in 0 "),
+    "good": (0, "ledger checked in 2 scenarios"),
+    "noledger": (0, "ledger checked in 0 scenarios"),
     "incomplete": (0, "2 incomplete (exit 3)"),
     "unbalanced": (1, "FINDING ledger"),
     "nondeterministic": (1, "FINDING determinism"),
@@ -41,6 +41,7 @@ CASES = {
     "abort": (1, "FINDING crash"),
     "hang": (1, "FINDING timeout"),
     "badinput": (1, "FINDING generator"),
+    "unfinished": (1, "FINDING exit code"),
 }
 
 

@@ -6,9 +6,10 @@ well under a second, runs each twice with `fabsim run FILE --out DIR` and checks
 
   - the exit code is 0 (complete) or 3 (unfinished flows or failed senders); 2 (bad input) means
     the generator wrote an invalid scenario, a bug of this script; 1 or a signal is a finding;
+  - exit 0 only where no summary.json says "all_flows_done": false;
   - each run ends within the wall-time guard (--timeout);
-  - both runs give the same exit code and byte-identical summary.json and flows.csv files
-    (determinism);
+  - both runs give the same exit code and byte-identical result files: summary.json, flows.csv
+    and the others (determinism);
   - where a summary.json has a "ledger", its "balanced" is true (conservation: every packet
     injected is delivered, dropped with a cause, or still held at the end).
 
@@ -393,6 +394,18 @@ def to_toml(table, path=()):
     return lines
 
 
+def kinds_of(sc):
+    """(family, kind) pairs of one scenario, for the coverage line of the report."""
+    out = [("topology", sc["topology"]["kind"]), ("routing", sc["routing"]["policy"]),
+           ("fabric", sc["fabric"]["kind"]), ("transport", sc["transport"]["kind"]),
+           ("workload", sc["workload"]["kind"]), ("security", sc["security"]["kind"]),
+           ("pfc", "on" if sc["network"]["pfc"]["enabled"] else "off"),
+           ("loss", "on" if "loss_probability" in sc["network"] else "off"),
+           ("sweep", "on" if "sweep" in sc else "off")]
+    out += [("fault", ev["action"]) for ev in sc.get("faults", {}).get("events", [])]
+    return out
+
+
 def family(sc):
     """A short label of the scenario's main kinds, for the report."""
     return "/".join([sc["topology"]["kind"], sc["fabric"]["kind"], sc["transport"]["kind"],
@@ -416,11 +429,12 @@ def run_once(fabsim, scenario, out, timeout):
 
 
 def result_files(out):
-    """Relative path -> bytes of every summary.json and flows.csv under a result directory."""
+    """Relative path -> bytes of every file under a result directory (summary.json, flows.csv,
+    trace.csv, timeseries.csv, a sweep's tables and cases: none depends on wall-clock time)."""
     found = {}
     if out.is_dir():
         for p in sorted(out.rglob("*")):
-            if p.name in ("summary.json", "flows.csv"):
+            if p.is_file():
                 found[str(p.relative_to(out))] = p.read_bytes()
     return found
 
@@ -471,6 +485,15 @@ def check(fabsim, scenario, work, timeout):
         return code, False, found[:1]
     ledgers, problems = ledger_problems(files)
     found += [("ledger", p) for p in problems]
+    for rel, data in files.items():
+        if code != 0 or not rel.endswith("summary.json"):
+            continue
+        try:
+            done = json.loads(data).get("all_flows_done")
+        except (ValueError, AttributeError):
+            continue  # reported by the ledger check
+        if done is False:
+            found.append(("exit code", f"exit 0 but {rel} says not all flows are done"))
     code2, _, _, files2 = runs[1]
     if code2 != code:
         found.append(("determinism", f"exit {code} then {code2}"))
@@ -513,10 +536,13 @@ def main():
     with_ledger = 0
     findings = []
     kinds_seen = set()
+    coverage = {}
     with tempfile.TemporaryDirectory(prefix="fabsim-soak-") as tmp:
         for i in range(args.count):
             sc = generate(args.seed, i)
             kinds_seen.add(family(sc))
+            for pair in kinds_of(sc):
+                coverage[pair] = coverage.get(pair, 0) + 1
             work = pathlib.Path(tmp) / str(i)
             work.mkdir()
             scenario = work / f"{sc['name']}.toml"
@@ -539,9 +565,14 @@ def main():
                       f"{time.monotonic() - t0:.0f} s", flush=True)
     wall = time.monotonic() - t0
     generator_bugs = sum(1 for k, _ in findings if k == "generator")
-    print(f"soak: seed {args.seed}: {args.count} scenarios ({len(kinds_seen)} kind combinations), "
-          f"each run twice in {wall:.1f} s: {codes[0]} complete (exit 0), {codes[3]} incomplete "
-          f"(exit 3); ledger checked in {with_ledger} (absent from the others' summary.json); "
+    families = {}
+    for (fam, kind), n in sorted(coverage.items()):
+        families.setdefault(fam, []).append(f"{kind} {n}")
+    print("soak: kinds: " + "; ".join(f"{fam}: {', '.join(v)}" for fam, v in families.items()))
+    print(f"soak: seed {args.seed}: {args.count} scenarios ({len(kinds_seen)} combinations of "
+          f"topology/fabric/transport/workload), each run twice in {wall:.1f} s: {codes[0]} "
+          f"complete (exit 0), {codes[3]} incomplete (exit 3); ledger checked in {with_ledger} "
+          f"scenarios (absent from the summaries of the other {args.count - with_ledger}); "
           f"{len(findings) - generator_bugs} findings, {generator_bugs} generator bugs")
     return 1 if findings else 0
 
