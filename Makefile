@@ -8,7 +8,10 @@ SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FABSIM := build/release/apps/fabsim/fabsim
 
-.PHONY: demo compare test deps build-release build-asan test-release test-asan bench tidy clean
+FUZZ_SECONDS ?= 60
+
+.PHONY: demo compare test deps build-release build-asan test-release test-asan bench tidy clean \
+        build-fuzz fuzz
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -46,6 +49,16 @@ test: test-release test-asan
 tidy: build-release
 	run-clang-tidy -quiet -p build/release $$(git ls-files '*.cpp' | grep -v '^tests/') 2>/dev/null | \
 	  grep -E 'warning:|error:' | sort | uniq -c | sort -rn | head -50
+
+# libFuzzer on the scenario loader and the unit parser (docs/ROBUSTNESS.md): clang's libFuzzer
+# with ASan and UBSan, each target for FUZZ_SECONDS; findings go to build/fuzz/fuzz/findings/.
+build-fuzz: DEB_PACKAGES += clang libclang-rt-dev
+build-fuzz: deps
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz -j $(JOBS)
+
+fuzz: build-fuzz
+	tools/fuzz.sh build/fuzz $(FUZZ_SECONDS)
 
 bench: build-release
 	build/release/bench/fabsim_bench

@@ -30,6 +30,18 @@ std::string join(const std::vector<std::string_view>& items) {
 
 }  // namespace
 
+std::string exact_text(Time t) {
+  std::string text = to_string(t);
+  const auto back = parse_time(text);
+  return back.ok() && back.value == t ? text : std::to_string(t.ps()) + "ps";
+}
+
+std::string exact_text(Rate r) {
+  std::string text = to_string(r);
+  const auto back = parse_rate(text);
+  return back.ok() && back.value == r ? text : std::to_string(r.bps()) + "bps";
+}
+
 Section::Section(std::shared_ptr<ReaderContext> ctx, const toml::table* table, std::string path,
                  nlohmann::ordered_json* out)
     : ctx_(std::move(ctx)), table_(table), path_(std::move(path)), out_(out) {}
@@ -194,7 +206,7 @@ Time Section::time(std::string_view key, Time def, std::string_view doc) {
       v = Time();
     }
   }
-  record(key, to_string(v));
+  record(key, exact_text(v));
   return v;
 }
 
@@ -237,7 +249,7 @@ Rate Section::rate(std::string_view key, Rate def, std::string_view doc,
       v = parsed.value;
     }
   }
-  record(key, v.bps() == 0 ? std::string("0") : to_string(v));
+  record(key, v.bps() == 0 ? std::string("0") : exact_text(v));
   return v;
 }
 

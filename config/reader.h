@@ -29,6 +29,13 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// How the effective scenario records a duration or a rate: to_string()'s readable form when it
+/// parses back to the same value, else the exact count in the base unit ("1000000000001ps"), so a
+/// result's scenario can be given again. to_string() keeps 6 significant digits and switches to
+/// an exponent past 1e6 units ("1e+06ms"), which the parser does not read.
+std::string exact_text(Time t);
+std::string exact_text(Rate r);
+
 /// One documented parameter, for `fabsim list`.
 struct ParamDoc {
   std::string key;

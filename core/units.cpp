@@ -114,7 +114,8 @@ Parsed<Bytes> parse_bytes(std::string_view text) {
 
 Parsed<Rate> parse_rate(std::string_view text) {
   long double v = 0;
-  if (!parse_with(text, kRateUnits, false, v) || v <= 0) {
+  // Below half a bit per second the rate rounds to 0 (a division by zero at the first packet).
+  if (!parse_with(text, kRateUnits, false, v) || v < 0.5L) {
     return {{}, "a positive rate with a unit (bps, Kbps, Mbps, Gbps, Tbps), e.g. \"400Gbps\""};
   }
   if (!is_whole(v) || v > 9.2e18L) {

@@ -252,6 +252,14 @@ std::vector<uint32_t> place_replica(Section& j, const JobEntry& e, int k, const 
       gpus.push_back(static_cast<uint32_t>(srv * topo.gpus_per_server + g));
     }
   } else {
+    // In 64 bits: first and ranks each reach 2^31 - 1. A block past the last GPU is refused
+    // before its ranks are listed.
+    const int64_t last = int64_t{e.first} + int64_t{k + 1} * e.ranks - 1;
+    if (last >= topo.hosts) {
+      j.fail("placement", fmt::format("GPUs below the topology's {} (job '{}' maps a rank to GPU "
+                                      "{}, which does not exist)",
+                                      topo.hosts, job, last));
+    }
     for (int r = 0; r < e.ranks; ++r)
       gpus.push_back(static_cast<uint32_t>(e.first + k * e.ranks + r));
   }

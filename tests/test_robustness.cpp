@@ -1,0 +1,74 @@
+// Findings of the fuzzers and the soak (docs/ROBUSTNESS.md), one test each: every one failed
+// before its fix.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "scenario/scenario.h"
+
+namespace fabsim {
+namespace {
+using namespace literals;
+
+// fuzz_units: the effective scenario recorded durations and rates with 6 significant digits and
+// an exponent past 1e6 units: stop_time = "1000001ms" became "1e+06ms" (which does not parse)
+// and 1234567ps became "1.23457us" (another value).
+TEST(Robustness, EffectiveScenarioRecordsExactDurationsAndRates) {
+  const auto c = load_scenario_text(
+      "", "x.toml",
+      {"simulation.stop_time=\"1000001ms\"", "topology.host_link_delay=\"1234567ps\"",
+       "topology.nic_rate=\"1000000000000001bps\"", "topology.uplink_rate=\"9200000Tbps\""});
+  EXPECT_EQ(c.effective["simulation"]["stop_time"], "1000001000000000ps");
+  EXPECT_EQ(c.effective["topology"]["host_link_delay"], "1234567ps");
+  EXPECT_EQ(c.effective["topology"]["nic_rate"], "1000000000000001bps");
+  EXPECT_EQ(c.effective["topology"]["uplink_rate"], "9200000000000000000bps");
+  // Values that print exactly keep their readable form.
+  EXPECT_EQ(c.effective["topology"]["fabric_link_delay"], "1us");
+  EXPECT_EQ(exact_text(Time::ps(1500)), "1.5ns");
+  EXPECT_EQ(exact_text(400_Gbps), "400Gbps");
+  // Every recorded form loads again as the same value.
+  const std::string again = "[simulation]\nstop_time = \"" +
+                            c.effective["simulation"]["stop_time"].get<std::string>() +
+                            "\"\n[topology]\nnic_rate = \"" +
+                            c.effective["topology"]["nic_rate"].get<std::string>() + "\"\n";
+  const auto d = load_scenario_text(again, "again.toml");
+  EXPECT_EQ(d.stop_time, c.stop_time);
+  EXPECT_EQ(d.topology.shape.nic_rate, c.topology.shape.nic_rate);
+}
+
+// fuzz_units: a rate below half a bit per second passed the "positive" check and then rounded
+// to 0 bps; nic_rate = ".0000001bps" validated and the run died of a division by zero (SIGFPE).
+TEST(Robustness, RateThatRoundsToZeroIsRefused) {
+  EXPECT_FALSE(parse_rate(".000000040bps").ok());
+  EXPECT_FALSE(parse_rate("0.0000000001Kbps").ok());
+  EXPECT_FALSE(parse_rate("0.4bps").ok());
+  EXPECT_EQ(parse_rate("1bps").value, Rate(1));
+  const std::string toml = "[topology]\nkind = \"single_switch\"\nhosts = 2\n"
+                           "nic_rate = \".0000001bps\"\n";
+  EXPECT_THROW(load_scenario_text(toml, "zero.toml"), ConfigError);
+}
+
+// fuzz_scenario: block placement computed first + k x ranks + r in int, so first = 2147483647
+// overflowed (UBSan: signed integer overflow, workload/kinds.cpp) and ranks = 2147483647 listed
+// 2^31 GPUs (8 GiB) before finding that they do not exist. Both are now refused by name first.
+TEST(Robustness, BlockPlacementPastTheLastGpuIsRefused) {
+  const std::string job = "[workload]\nkind = \"jobs\"\n[[workload.jobs]]\nplacement = "
+                          "\"block\"\n";
+  const std::string op = "[[workload.jobs.ops]]\ntype = \"alltoall\"\nbytes = \"1MiB\"\n";
+  for (const std::string keys : {"first = 2147483647\nranks = 4\n", "ranks = 2147483647\n",
+                                 "first = 30\nranks = 4\n", "ranks = 16\ncount = 3\n"}) {
+    try {
+      load_scenario_text(job + keys + op, "block.toml");
+      ADD_FAILURE() << "accepted: " << keys;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("workload.jobs[0].placement"), std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
+    }
+  }
+  // The last block that fits: GPUs 16-31 of the default 32.
+  EXPECT_NO_THROW(load_scenario_text(job + "ranks = 16\ncount = 2\n" + op, "block.toml"));
+}
+
+}  // namespace
+}  // namespace fabsim
