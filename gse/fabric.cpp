@@ -2,6 +2,8 @@
 #include "gse/fabric.h"
 
 #include <algorithm>  // max
+#include <charconv>   // from_chars (grant weights)
+#include <cmath>      // isfinite
 #include <limits>     // bounds
 
 namespace fabsim {
@@ -67,12 +69,13 @@ void load_dgsq(Section& g, GseConfig& c) {
     const auto w = g.strings("grant_weights", "grant weight per source GSP (leaf index), as "
                                               "numbers in strings; empty = round robin");
     for (const auto& x : w) {
-      try {
-        c.grant_weights.push_back(std::stod(x));
-      } catch (const std::exception&) {
-        g.fail("grant_weights", "positive numbers, e.g. [\"3\", \"1\"]");
+      // The whole string must be a finite positive number ("nan", "inf" and "1x" are refused).
+      double v = 0;
+      const auto [end, ec] = std::from_chars(x.data(), x.data() + x.size(), v);
+      if (ec != std::errc() || end != x.data() + x.size() || !std::isfinite(v) || v <= 0) {
+        g.fail("grant_weights", "finite positive numbers, e.g. [\"3\", \"1\"]");
       }
-      if (c.grant_weights.back() <= 0) g.fail("grant_weights", "positive numbers");
+      c.grant_weights.push_back(v);
     }
   }
   c.voq_ecn = g.boolean("voq_ecn", c.voq_ecn,

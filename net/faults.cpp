@@ -117,6 +117,11 @@ class FlapFault final : public FaultKind {
     c.count = static_cast<int>(s.integer("count", c.count, 1, 1 << 20, "flap: cycles"));
     if (!s.describing() && c.down_for.ps() <= 0) s.fail("down_for", "a positive duration");
     if (!s.describing() && c.up_for.ps() <= 0) s.fail("up_for", "a positive duration");
+    // The whole flap must end within the simulated-time horizon (config/reader.h).
+    if (!s.describing() && (c.down_for + c.up_for) > kDurationHorizon / c.count) {
+      s.fail("count", "count x (down_for + up_for) within the simulated-time horizon (" +
+                          to_string(kDurationHorizon) + ")");
+    }
     return KindConfig::of(c);
   }
   void expand(const KindConfig& cfg, uint32_t cable, Time at,

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "gse/gse.h"
 #include "scenario/scenario.h"
 
 namespace fabsim {
@@ -68,6 +69,36 @@ TEST(Robustness, BlockPlacementPastTheLastGpuIsRefused) {
   }
   // The last block that fits: GPUs 16-31 of the default 32.
   EXPECT_NO_THROW(load_scenario_text(job + "ranks = 16\ncount = 2\n" + op, "block.toml"));
+}
+
+// Reported by the fuzzing session, fixed after it: three keys escaped the checks the others
+// have. Each loaded before (the first two then overflowed simulated time under UBSan).
+TEST(Robustness, SpineLinkDelaysAreWithinTheHorizon) {
+  EXPECT_THROW(load_scenario_text("[topology]\nkind = \"leaf_spine\"\nspines = 2\n"
+                                  "spine_link_delays = [\"9000000s\", \"1us\"]\n",
+                                  "sld.toml"),
+               ConfigError);
+  EXPECT_NO_THROW(load_scenario_text("[topology]\nkind = \"leaf_spine\"\nspines = 2\n"
+                                     "spine_link_delays = [\"2us\", \"1us\"]\n",
+                                     "sld.toml"));
+}
+
+TEST(Robustness, AFlapEndsWithinTheHorizon) {
+  const std::string flap = "[[faults.events]]\nlink = \"leaf0-spine0\"\naction = \"flap\"\n"
+                           "at = \"1us\"\ndown_for = \"500000s\"\nup_for = \"500000s\"\n";
+  EXPECT_THROW(load_scenario_text(flap + "count = 4\n", "flap.toml"), ConfigError);
+  EXPECT_NO_THROW(load_scenario_text(flap + "count = 1\n", "flap.toml"));
+}
+
+TEST(Robustness, GrantWeightsAreFinitePositiveNumbers) {
+  const std::string gse = "[fabric]\nkind = \"gse\"\n[fabric.gse]\ndgsq = true\n";
+  for (const char* bad : {"nan", "inf", "1x", "-1", "0", ""}) {
+    EXPECT_THROW(load_scenario_text(gse + "grant_weights = [\"" + bad + "\"]\n", "gw.toml"),
+                 ConfigError)
+        << bad;
+  }
+  const auto c = load_scenario_text(gse + "grant_weights = [\"3\", \"0.5\"]\n", "gw.toml");
+  EXPECT_EQ(c.fabric.as<GseConfig>().grant_weights, (std::vector<double>{3.0, 0.5}));
 }
 
 }  // namespace

@@ -125,7 +125,11 @@ LeafSpineConfig load_two_tier(Section& s, bool rail) {
        s.strings("spine_link_delays", "per-spine uplink delays (unequal paths); empty = all "
                                       "fabric_link_delay")) {
     const auto parsed = parse_time(d);
-    if (!parsed.ok()) s.fail("spine_link_delays", "a list of durations such as [\"1us\", \"2us\"]");
+    if (!parsed.ok() || parsed.value < Time() || parsed.value > kDurationHorizon) {
+      s.fail("spine_link_delays", "a list of durations such as [\"1us\", \"2us\"], each within the "
+                                  "simulated-time horizon (" +
+                                      to_string(kDurationHorizon) + ")");
+    }
     c.spine_delays.push_back(parsed.value);
   }
   if (!s.describing()) check_two_tier(s, c, rail);
