@@ -132,6 +132,41 @@ TEST(Collective, BusFactorsAreNcclTests) {
   EXPECT_DOUBLE_EQ(bus_factor(Collective::kSendRecv, 2), 1.0);
 }
 
+// The resource guard counts transfers without expanding them: the counts match the expansion.
+TEST(Collective, SizeCountsWhatTheExpansionBuilds) {
+  const Collective all[] = {Collective::kAllReduceRing, Collective::kAllReduceTree,
+                            Collective::kAllToAll,      Collective::kAllToAllPairwise,
+                            Collective::kAllGather,     Collective::kReduceScatter,
+                            Collective::kSendRecv};
+  for (const Collective c : all) {
+    for (const int n : {2, 3, 4, 5, 7, 8, 16, 33}) {
+      for (const int64_t bytes : {int64_t{1}, int64_t{1000}, int64_t{1} << 20, int64_t{3000001}}) {
+        CollectiveOptions opt;
+        opt.tree_chunk = 65536;
+        const auto t = expand_collective(c, n, bytes, opt);
+        const CollectiveSize s = collective_size(c, n, bytes, opt);
+        uint64_t deps = 0;
+        uint64_t moved = 0;
+        for (const auto& x : t) {
+          deps += x.deps.size();
+          moved += static_cast<uint64_t>(x.bytes);
+        }
+        EXPECT_EQ(s.transfers, t.size()) << collective_name(c) << " n=" << n << " S=" << bytes;
+        EXPECT_EQ(s.deps, deps) << collective_name(c) << " n=" << n << " S=" << bytes;
+        // Ring steps and AllToAll send parts of S/n: the sum is exactly (steps) x S.
+        EXPECT_EQ(s.bytes, moved) << collective_name(c) << " n=" << n << " S=" << bytes;
+      }
+    }
+  }
+  // A tree chunk of 1 byte on 1 GiB: counted, not built (about 4e9 transfers), and saturating.
+  CollectiveOptions tiny;
+  tiny.tree_chunk = 1;
+  EXPECT_EQ(collective_size(Collective::kAllReduceTree, 32, int64_t{1} << 30, tiny).transfers,
+            (uint64_t{1} << 30) * 62);
+  EXPECT_EQ(collective_size(Collective::kAllReduceTree, 1 << 30, INT64_MAX, tiny).transfers,
+            UINT64_MAX);
+}
+
 TEST(Collective, NamesRoundTrip) {
   for (auto c : {Collective::kAllReduceRing, Collective::kAllReduceTree, Collective::kAllToAll,
                  Collective::kAllToAllPairwise, Collective::kAllGather, Collective::kReduceScatter,

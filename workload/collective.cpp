@@ -201,6 +201,63 @@ std::vector<Transfer> expand_collective(Collective c, int n, int64_t bytes,
   return out;
 }
 
+namespace {
+uint64_t sat_mul(uint64_t a, uint64_t b) {
+  return a != 0 && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+}
+uint64_t sat_add(uint64_t a, uint64_t b) {
+  return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+}  // namespace
+
+// The counts follow the loops of expand_collective() above (tests/test_collective.cpp checks
+// them against it): a ring of s steps has s x n transfers, each step after the first depending
+// on one transfer (the second phase of AllReduce also its first step); a tree chunk has n - 1
+// transfers up and n - 1 down, where the root has one child (btree_parents), so its broadcast
+// depends on one transfer and every other transfer on one per child.
+CollectiveSize collective_size(Collective c, int n, int64_t bytes, const CollectiveOptions& opt) {
+  CollectiveSize s;
+  const auto un = static_cast<uint64_t>(n);
+  const auto ub = static_cast<uint64_t>(std::max<int64_t>(bytes, 0));
+  switch (c) {
+    case Collective::kAllReduceRing:
+      s.transfers = 2 * (un - 1) * un;
+      s.deps = (2 * un - 3) * un;
+      s.bytes = sat_mul(2 * (un - 1), ub);
+      break;
+    case Collective::kReduceScatter:
+    case Collective::kAllGather:
+      s.transfers = (un - 1) * un;
+      s.deps = (un - 2) * un;
+      s.bytes = sat_mul(un - 1, ub);
+      break;
+    case Collective::kAllToAll:
+      s.transfers = un * (un - 1);
+      s.bytes = sat_mul(un - 1, ub);
+      break;
+    case Collective::kAllToAllPairwise:
+      s.transfers = un * (un - 1);
+      s.deps = 2 * un * (un - 2);
+      s.bytes = sat_mul(un - 1, ub);
+      break;
+    case Collective::kSendRecv:
+      s.transfers = 1;
+      s.bytes = ub;
+      break;
+    case Collective::kAllReduceTree: {
+      const auto chunk = static_cast<uint64_t>(std::max<int64_t>(opt.tree_chunk, 1));
+      for (const uint64_t data : {ub - ub / 2, ub / 2}) {
+        const uint64_t chunks = data / chunk + (data % chunk != 0 ? 1 : 0);
+        s.transfers = sat_add(s.transfers, sat_mul(chunks, 2 * (un - 1)));
+        s.deps = sat_add(s.deps, sat_mul(chunks, 2 * (un - 2) + 1));
+        s.bytes = sat_add(s.bytes, sat_mul(data, 2 * (un - 1)));
+      }
+      break;
+    }
+  }
+  return s;
+}
+
 double bus_factor(Collective c, int n) {
   const double dn = n;
   switch (c) {

@@ -52,6 +52,16 @@ struct CollectiveOptions {
 std::vector<Transfer> expand_collective(Collective c, int n, int64_t bytes,
                                         const CollectiveOptions& opt = {});
 
+/// What expand_collective() returns, counted without building it (the resource guard, issue 14):
+/// transfers, dependency entries and the bytes all transfers carry. Saturates at UINT64_MAX.
+struct CollectiveSize {
+  uint64_t transfers = 0;
+  uint64_t deps = 0;
+  uint64_t bytes = 0;
+};
+CollectiveSize collective_size(Collective c, int n, int64_t bytes,
+                               const CollectiveOptions& opt = {});
+
 /// nccl-tests bus-bandwidth factor: busbw = algbw x factor (REFERENCE.md §6.4).
 double bus_factor(Collective c, int n);
 
