@@ -88,6 +88,15 @@ void Section::fail(std::string_view key, std::string_view expected) const {
   fail_at(table_ == nullptr ? nullptr : table_->get(key), key, expected);
 }
 
+void Section::warn(std::string_view key, std::string_view reason) const {
+  const toml::node* node = table_ == nullptr ? nullptr : table_->get(key);
+  std::string where = ctx_->file;
+  if (node != nullptr && node->source().begin.line > 0) {
+    where += fmt::format(":{}", node->source().begin.line);
+  }
+  ctx_->warnings.push_back(fmt::format("{}: key '{}': {}", where, full(key), reason));
+}
+
 void Section::fail_at(const toml::node* node, std::string_view key,
                       std::string_view expected) const {
   std::string where = ctx_->file;

@@ -49,6 +49,7 @@ struct ReaderContext {
   std::string file;
   bool describe = false;
   std::vector<ParamDoc> docs;
+  std::vector<std::string> warnings;  // Section::warn(), in order
 };
 
 class Section {
@@ -93,6 +94,9 @@ class Section {
   void finish() const;
   /// An error about `key` of this section.
   [[noreturn]] void fail(std::string_view key, std::string_view expected) const;
+  /// A warning about `key` (the run goes on; the command line prints it on stderr): the file,
+  /// the line when known, the key and `reason`.
+  void warn(std::string_view key, std::string_view reason) const;
   const std::string& path() const { return path_; }
   bool describing() const { return ctx_->describe; }
 

@@ -83,6 +83,9 @@ struct ScenarioConfig {
   OutputConfig output;
   SweepConfig sweep;
   nlohmann::ordered_json effective;  // every key with its effective value
+  /// What the loader warns about (degenerate but runnable; docs/SCENARIOS.md), each naming the
+  /// file and the key; the command line prints them on stderr.
+  std::vector<std::string> warnings;
 };
 
 /// Loads and validates `path`, applying `overrides` ("key=value") and an optional seed.

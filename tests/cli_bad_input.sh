@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CLI behaviour on bad input: non-zero exit, a message naming the key, no output files.
+# CLI behaviour on bad input: exit 2, a message naming the key, no output files. Also the
+# degenerate scenarios of issue 14 (docs/SCENARIOS.md).
 # Usage: cli_bad_input.sh FABSIM_BINARY
 set -u
 fabsim="$1"
@@ -14,7 +15,7 @@ expect_error() {  # name, expected text in stderr, scenario text, extra args...
   printf '%s\n' "$text" > "$tmp/$name.toml"
   "$fabsim" run "$tmp/$name.toml" --out "$tmp/out-$name" "$@" > "$tmp/$name.stdout" 2> "$tmp/$name.stderr"
   local rc=$?
-  if [ "$rc" -eq 0 ]; then echo "FAIL $name: exit 0"; fail=$((fail + 1)); return; fi
+  if [ "$rc" -ne 2 ]; then echo "FAIL $name: exit $rc, expected 2"; fail=$((fail + 1)); return; fi
   if ! grep -qF -- "$want" "$tmp/$name.stderr"; then
     echo "FAIL $name: stderr lacks '$want':"; cat "$tmp/$name.stderr"; fail=$((fail + 1)); return
   fi
@@ -30,6 +31,38 @@ expect_error bad_set "network.ecn.pmax" '' --set network.ecn.pmax=2.0
 expect_error no_such_cable "faults.events[0].link" $'[[faults.events]]\nlink = "leaf7-spine0"\nat = "1ms"'
 expect_error stray_fault_key "faults.events[0].ber" $'[[faults.events]]\nlink = "leaf0-spine0"\naction = "down"\nber = 1e-3'
 expect_error ber_without_rate "faults.events[0].ber" $'[[faults.events]]\nlink = "leaf0-spine0"\naction = "ber"'
+
+# Degenerate scenarios (issue 14): a one-host network, no flow, nothing starting before the stop
+# time, a GSE container shorter than one frame.
+expect_error one_host "key 'topology.kind'" $'[topology]\nservers = 1\ngpus_per_server = 1'
+expect_error no_flows "key 'workload.flows'" $'[workload]\nkind = "flows"'
+expect_error late_flows "key 'workload.start'" \
+  $'[simulation]\nstop_time = "1ms"\n[workload]\nstart = "2ms"'
+expect_error gse_container "key 'fabric.gse.container'" \
+  $'[fabric]\nkind = "gse"\n[fabric.gse]\ncontainer = "1KiB"'
+# A block of ranks past the hosts died in std::bad_alloc: refused before the list is built.
+jobs=$'[workload]\nkind = "jobs"\n[[workload.jobs]]\nplacement = "block"'
+expect_error huge_ranks "key 'workload.jobs[0].placement'" \
+  "$jobs"$'\nranks = 2147483647\n[[workload.jobs.ops]]\ntype = "alltoall"\nbytes = "1MiB"'
+
+# Validate applies the same checks.
+"$fabsim" validate "$tmp/huge_ranks.toml" > /dev/null 2> "$tmp/v.stderr"
+[ $? -eq 2 ] && grep -qF "workload.jobs[0].placement" "$tmp/v.stderr" && passed=$((passed + 1)) ||
+  { echo "FAIL validate huge ranks"; fail=$((fail + 1)); }
+
+# Some flows start after the stop time: a warning naming the key, the run goes on (exit 3: they
+# never finish).
+printf '%s\n' '[simulation]' 'stop_time = "1ms"' '[workload]' 'kind = "flows"' \
+  '[[workload.flows]]' 'src = 0' 'dst = 1' '[[workload.flows]]' 'src = 1' 'dst = 2' \
+  'start = "5ms"' > "$tmp/late_some.toml"
+"$fabsim" run "$tmp/late_some.toml" > /dev/null 2> "$tmp/w.stderr"
+rc=$?
+warning="fabsim: warning: $tmp/late_some.toml: key 'workload.flows[1].start'"
+if [ "$rc" -eq 3 ] && grep -qF "$warning" "$tmp/w.stderr"; then
+  passed=$((passed + 1))
+else
+  echo "FAIL late_some: rc=$rc"; cat "$tmp/w.stderr"; fail=$((fail + 1))
+fi
 
 "$fabsim" run "$tmp/does-not-exist.toml" --out "$tmp/out-missing" > /dev/null 2> "$tmp/missing.stderr"
 rc=$?

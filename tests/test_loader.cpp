@@ -210,3 +210,76 @@ TEST(Loader, DurationsBeyondTheHorizonAreRefused) {
 
 }  // namespace
 }  // namespace fabsim
+
+namespace fabsim {
+namespace {
+
+// Issue 14, the rest of the degenerate scenarios (docs/SCENARIOS.md "Degenerate scenarios"):
+// one host, flows that never start, a GSE container shorter than a frame.
+TEST(Loader, OneHostTopologyIsAnError) {
+  const auto e = error_of("[topology]\nservers = 1\ngpus_per_server = 1\n");
+  EXPECT_NE(e.find("key 'topology.kind'"), std::string::npos) << e;
+  EXPECT_NE(e.find("at least 2 hosts"), std::string::npos) << e;
+  EXPECT_EQ(error_of("[topology]\nservers = 1\ngpus_per_server = 2\n"), "no error");
+  // An explicit flow list with no flow: nothing to simulate either.
+  const auto none = error_of("[workload]\nkind = \"flows\"\n");
+  EXPECT_NE(none.find("key 'workload.flows'"), std::string::npos) << none;
+}
+
+TEST(Loader, FlowsAfterTheStopTime) {
+  // Every flow starts at or after the stop time: nothing would run, an error.
+  const auto all = error_of("[simulation]\nstop_time = \"1ms\"\n[workload]\nstart = \"1ms\"\n");
+  EXPECT_NE(all.find("key 'workload.start'"), std::string::npos) << all;
+  EXPECT_NE(all.find("simulation.stop_time = 1ms"), std::string::npos) << all;
+  const std::string jobs = R"(
+[simulation]
+stop_time = "1ms"
+[workload]
+kind = "jobs"
+[[workload.jobs]]
+gpus = [0, 1]
+start = "5ms"
+[[workload.jobs.ops]]
+type = "alltoall"
+bytes = "1MiB"
+)";
+  EXPECT_NE(error_of(jobs).find("key 'workload.jobs[0].start'"), std::string::npos);
+  // Some do: a warning naming the first late one, and the run goes on.
+  const std::string some = R"(
+[simulation]
+stop_time = "1ms"
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 0
+dst = 1
+[[workload.flows]]
+src = 1
+dst = 2
+start = "2ms"
+[[workload.flows]]
+src = 2
+dst = 3
+start = "3ms"
+)";
+  const auto c = load_scenario_text(some, "late.toml");
+  ASSERT_EQ(c.warnings.size(), 1U);
+  EXPECT_NE(c.warnings[0].find("late.toml: key 'workload.flows[1].start'"), std::string::npos)
+      << c.warnings[0];
+  EXPECT_NE(c.warnings[0].find("2 of 3"), std::string::npos) << c.warnings[0];
+  EXPECT_TRUE(load_scenario_text("", "fine.toml").warnings.empty());
+}
+
+TEST(Loader, GseContainerShorterThanAFrameIsAnError) {
+  // 4096 payload + 62 headers + 16 GSE header + 20 preamble and gap = 4194 wire bytes.
+  const std::string gse = "[fabric]\nkind = \"gse\"\n[fabric.gse]\ncontainer = ";
+  const auto e = error_of(gse + "4193\n");
+  EXPECT_NE(e.find("key 'fabric.gse.container'"), std::string::npos) << e;
+  EXPECT_NE(e.find("4194 wire bytes"), std::string::npos) << e;
+  EXPECT_EQ(error_of(gse + "4194\n"), "no error");
+  // A smaller MTU makes the same container legal.
+  EXPECT_EQ(error_of(gse + "\"2KiB\"\n", {"transport.payload=1KiB"}), "no error");
+}
+
+}  // namespace
+}  // namespace fabsim

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>      // sizes
+#include <string>       // keys
 #include <string_view>  // names
 #include <vector>       // plans
 
@@ -28,6 +29,12 @@ struct SweepUse {
   bool collective = false;
 };
 
+/// When a flow or a job starts, with the key (in [workload]) that sets it.
+struct WorkloadStart {
+  std::string key;  // e.g. "start", "flows[3].start", "jobs[1].start"
+  Time at;
+};
+
 class WorkloadKind {
  public:
   virtual ~WorkloadKind() = default;
@@ -36,6 +43,8 @@ class WorkloadKind {
   virtual KindConfig load(Section& s, const HostShape& hosts) const = 0;
   /// The flows or jobs of one run; `rng` is the workload's own stream.
   virtual WorkloadPlan plan(const KindConfig& cfg, int hosts, Rng& rng) const = 0;
+  /// The start of every flow or job (the loader compares them with simulation.stop_time).
+  virtual std::vector<WorkloadStart> starts(const KindConfig& cfg) const = 0;
   /// Sweep variables ("$size", "$collective") this workload uses.
   virtual SweepUse sweep_use(const KindConfig& /*cfg*/) const { return {}; }
   /// Fills the sweep variables for one case (null: that variable is not swept).

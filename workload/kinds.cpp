@@ -24,8 +24,16 @@ struct FlowListConfig {
   std::vector<FlowSpec> flows;
 };
 
+// Where each job came from, for messages: its [[workload.jobs]] entry and the key that lists its
+// ranks ("gpus", "ranks" or "placement").
+struct JobOrigin {
+  size_t entry = 0;
+  const char* rank_key = "gpus";
+};
+
 struct JobsConfig {
   std::vector<JobSpec> jobs;
+  std::vector<JobOrigin> origin;  // per job
 };
 
 class PermutationKind final : public WorkloadKind {
@@ -43,6 +51,9 @@ class PermutationKind final : public WorkloadKind {
   WorkloadPlan plan(const KindConfig& cfg, int hosts, Rng& rng) const override {
     const auto& c = cfg.get<PatternConfig>();
     return {permutation_flows(hosts, c.bytes, c.start, rng), {}};
+  }
+  std::vector<WorkloadStart> starts(const KindConfig& cfg) const override {
+    return {{"start", cfg.get<PatternConfig>().start}};
   }
 };
 
@@ -72,6 +83,9 @@ class IncastKind final : public WorkloadKind {
   WorkloadPlan plan(const KindConfig& cfg, int hosts, Rng& /*rng*/) const override {
     const auto& c = cfg.get<PatternConfig>();
     return {incast_flows(hosts, c.senders, c.receiver, c.bytes, c.start), {}};
+  }
+  std::vector<WorkloadStart> starts(const KindConfig& cfg) const override {
+    return {{"start", cfg.get<PatternConfig>().start}};
   }
 };
 
@@ -111,10 +125,19 @@ class FlowsKind final : public WorkloadKind {
       if (spec.src == spec.dst) s.fail(key, "src different from dst");
       c.flows.push_back(spec);
     }
+    // No flow, nothing to simulate (issue 14: a run of 0 flows exited 0 and said nothing).
+    if (c.flows.empty()) s.fail("flows", "at least one [[workload.flows]] entry");
     return KindConfig::of(c);
   }
   WorkloadPlan plan(const KindConfig& cfg, int /*hosts*/, Rng& /*rng*/) const override {
     return {cfg.get<FlowListConfig>().flows, {}};
+  }
+  std::vector<WorkloadStart> starts(const KindConfig& cfg) const override {
+    std::vector<WorkloadStart> out;
+    const auto& flows = cfg.get<FlowListConfig>().flows;
+    for (size_t i = 0; i < flows.size(); ++i)
+      out.push_back({fmt::format("flows[{}].start", i), flows[i].start});
+    return out;
   }
 };
 
@@ -322,6 +345,9 @@ void load_jobs(Section& s, JobsConfig& w, const HostShape& topo) {
       job.start = e.start;
       job.step_latency = step_latency;
       w.jobs.push_back(std::move(job));
+      w.origin.push_back({i, e.placement == "list"    ? "gpus"
+                             : e.placement == "block" ? "ranks"
+                                                      : "placement"});
     }
     j.finish();
   }
@@ -341,6 +367,13 @@ class JobsKind final : public WorkloadKind {
   }
   WorkloadPlan plan(const KindConfig& cfg, int /*hosts*/, Rng& /*rng*/) const override {
     return {{}, cfg.get<JobsConfig>().jobs};
+  }
+  std::vector<WorkloadStart> starts(const KindConfig& cfg) const override {
+    const auto& c = cfg.get<JobsConfig>();
+    std::vector<WorkloadStart> out;
+    for (size_t j = 0; j < c.jobs.size(); ++j)
+      out.push_back({fmt::format("jobs[{}].start", c.origin[j].entry), c.jobs[j].start});
+    return out;
   }
   SweepUse sweep_use(const KindConfig& cfg) const override {
     SweepUse u;

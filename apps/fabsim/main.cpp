@@ -29,6 +29,10 @@ namespace {
 // comparison, ended with unfinished flows or failed senders (results are still written).
 constexpr int kExitIncomplete = 3;
 
+void print_warnings(const ScenarioConfig& cfg) {
+  for (const auto& w : cfg.warnings) std::fprintf(stderr, "fabsim: warning: %s\n", w.c_str());
+}
+
 // The exit code of a set of cases, with a line on stderr naming the first incomplete one.
 int cases_exit(const std::vector<SweepCase>& cases, const std::string& name) {
   for (const auto& c : cases) {
@@ -235,6 +239,7 @@ int compare_command(const std::vector<std::string>& files, const std::vector<std
                     bool plot) {
   std::vector<ScenarioConfig> cfgs;
   for (const auto& arg : files) cfgs.push_back(load_compare_arg(arg, sets));
+  for (const auto& cfg : cfgs) print_warnings(cfg);
   OutputDir dir(out_arg);
   const std::string& out = dir.path();
   const std::vector<uint64_t> seeds =
@@ -299,6 +304,7 @@ int compare_command(const std::vector<std::string>& files, const std::vector<std
 int run_command(const std::string& file, const std::vector<std::string>& sets,
                 const std::string& out, const uint64_t* seed, unsigned threads) {
   const ScenarioConfig cfg = load_scenario(file, sets, seed);
+  print_warnings(cfg);
   if (cfg.sweep.active()) return sweep_command(cfg, out, threads);
   OutputDir dir(out);
   StderrProgress progress;
@@ -393,6 +399,7 @@ int dispatch(const Subcommands& c, const Options& o) {
   }
   if (c.validate->parsed()) {
     const auto cfg = load_scenario(o.file, o.sets);
+    print_warnings(cfg);
     fmt::print("{}: valid ({} hosts, transport {}, workload {})\n", o.file, cfg.topology.hosts(),
                cfg.transport.name(), cfg.workload.name());
     return 0;
