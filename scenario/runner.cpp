@@ -4,6 +4,7 @@
 #include <chrono>  // wall time for the (non-JSON) speed figures
 
 #include "net/meter.h"
+#include "scenario/resources.h"
 
 namespace fabsim {
 
@@ -19,6 +20,7 @@ Run::Run(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), net_(sim_) {
                     return routing.kind->make(routing.config, fabric_env.switch_seed(id), sim);
                   }};
   topo_ = cfg_.topology.kind->build(net_, cfg_.topology.config, env);
+  check_memory_on_network();
   for (const auto& link : net_.links()) {
     link->set_fec(n.fec);
     link->set_ber(n.ber);
@@ -67,26 +69,45 @@ void Run::install_faults() {
   faults_->start();
 }
 
-// Time series of the ToRs' uplinks, their host ports, or every switch port (ToRs first).
-void Run::install_sampler() {
-  if (cfg_.output.sample_interval <= Time()) return;
-  sampler_ = std::make_unique<PortSampler>(sim_, cfg_.output.sample_interval);
+// The resource guard again, now that the topology is built: the loader's estimate knew only
+// its hosts; here switches, ports, links and sampled ports are counted (before the transport,
+// the workload and the sampler allocate anything).
+void Run::check_memory_on_network() {
+  NetworkCounts n;
+  n.hosts = net_.host_count();
+  n.switches = net_.switch_count();
+  for (size_t s = 0; s < net_.switch_count(); ++s) n.switch_ports += net_.sw(s).port_count();
+  n.links = net_.links().size();
+  if (cfg_.output.sample_interval > Time()) n.sampled_ports = sampled_ports().size();
+  const MemoryEstimate est = estimate_memory(cfg_, &n);
+  memory_estimate_ = est.total;
+  check_memory(cfg_, est, cfg_.memory_limit);
+}
+
+std::vector<std::pair<uint32_t, uint16_t>> Run::sampled_ports() const {
+  std::vector<std::pair<uint32_t, uint16_t>> out;
   const std::string& which = cfg_.output.sample_ports;
   const bool all = which == "all";
   for (uint32_t t : topo_.tors) {
     const Switch& sw = net_.sw(t);
     for (uint16_t p = 0; p < sw.port_count(); ++p) {
-      if (all || (which == "uplinks") == topo_.is_uplink(t, p))
-        sampler_->add(sw.name(), sw.port(p));
+      if (all || (which == "uplinks") == topo_.is_uplink(t, p)) out.emplace_back(t, p);
     }
   }
   if (all) {
     for (uint32_t s = 0; s < topo_.switch_count(); ++s) {
       if (topo_.tor_index[s] != kNotTor) continue;
-      const Switch& sw = net_.sw(s);
-      for (uint16_t p = 0; p < sw.port_count(); ++p) sampler_->add(sw.name(), sw.port(p));
+      for (uint16_t p = 0; p < net_.sw(s).port_count(); ++p) out.emplace_back(s, p);
     }
   }
+  return out;
+}
+
+// Time series of the ToRs' uplinks, their host ports, or every switch port (ToRs first).
+void Run::install_sampler() {
+  if (cfg_.output.sample_interval <= Time()) return;
+  sampler_ = std::make_unique<PortSampler>(sim_, cfg_.output.sample_interval);
+  for (const auto& [s, p] : sampled_ports()) sampler_->add(net_.sw(s).name(), net_.sw(s).port(p));
   sampler_->start();
 }
 

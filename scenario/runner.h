@@ -2,7 +2,9 @@
 // Tests use Run directly to inspect the network after a run.
 #pragma once
 
-#include <memory>  // owned components
+#include <memory>   // owned components
+#include <utility>  // sampled ports
+#include <vector>   // sampled ports
 
 #include "core/simulation.h"
 #include "net/fabric.h"
@@ -30,6 +32,8 @@ class Run : public FlowObserver {
   /// Runs until every flow is done, nothing is left to do, or the stop time; then collects
   /// the results and returns every packet to the pool. Call once.
   RunResult execute(ProgressHook* hook = nullptr, uint64_t hook_interval = 1 << 20);
+  /// The resource guard's estimate on the built network, in bytes (scenario/resources.h).
+  uint64_t memory_estimate() const { return memory_estimate_; }
 
   void on_flow_done(uint32_t flow, Time at) override;
   Simulation& sim() { return sim_; }
@@ -49,6 +53,10 @@ class Run : public FlowObserver {
   void install_meters();
   void install_faults();
   void install_sampler();
+  /// The (switch, port) pairs output.sample_ports selects: ToRs first, in port order.
+  std::vector<std::pair<uint32_t, uint16_t>> sampled_ports() const;
+  /// The resource guard on the built network (cfg.memory_limit; scenario/resources.h).
+  void check_memory_on_network();
   void start_workload();
   /// Ports of the ToRs that lead to hosts (true) or up (false), and every other switch's.
   bool host_port(uint32_t sw, uint16_t port) const;
@@ -66,6 +74,7 @@ class Run : public FlowObserver {
   std::unique_ptr<FabricInstance> fabric_;
   std::unique_ptr<FaultInjector> faults_;
   std::unique_ptr<Reconvergence> reconvergence_;
+  uint64_t memory_estimate_ = 0;
 };
 
 /// Loads nothing: builds and runs `cfg` in one call.

@@ -86,6 +86,9 @@ struct ScenarioConfig {
   /// What the loader warns about (degenerate but runnable; docs/SCENARIOS.md), each naming the
   /// file and the key; the command line prints them on stderr.
   std::vector<std::string> warnings;
+  /// Bytes a run may need (scenario/resources.h); 0 = no check. Not a scenario key: the command
+  /// line sets it from --max-memory, and Run checks it again on the built network.
+  uint64_t memory_limit = 0;
 };
 
 /// Loads and validates `path`, applying `overrides` ("key=value") and an optional seed.

@@ -5,6 +5,7 @@
 
 #include <algorithm>  // sort
 #include <atomic>     // work counter
+#include <exception>  // errors of a case, rethrown
 #include <map>        // grouping by case
 #include <mutex>      // progress serialisation
 #include <thread>     // workers
@@ -22,6 +23,14 @@ Spread spread(std::vector<double> v) {
   const size_t n = v.size();
   s.median = n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
   return s;
+}
+
+unsigned sweep_threads(const ScenarioConfig& cfg, unsigned threads) {
+  const auto& sw = cfg.sweep;
+  const size_t cases = std::max<size_t>(1, sw.collectives.size()) *
+                       std::max<size_t>(1, sw.sizes.size()) * std::max<size_t>(1, sw.seeds.size());
+  if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
+  return static_cast<unsigned>(std::min<size_t>(threads, cases));
 }
 
 namespace {
@@ -52,41 +61,54 @@ run_sweep(const ScenarioConfig& cfg, unsigned threads, bool keep_results,
   std::vector<SweepCase> out(specs.size());
   std::atomic<size_t> next{0};
   std::atomic<size_t> finished{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
   std::mutex mu;
+  auto run_case = [&](size_t i) {
+    const CaseSpec& spec = specs[i];
+    const ScenarioConfig one = instantiate(cfg, spec.collective, spec.size, spec.seed);
+    Run run(one);
+    RunResult r = run.execute();
+    SweepCase& c = out[i];
+    c.collective = spec.collective != nullptr ? collective_name(*spec.collective) : "";
+    c.size = spec.size != nullptr ? *spec.size : 0;
+    c.seed = one.seed;
+    c.jobs = summarize_jobs(r);
+    c.flows = summarize_fct(r);
+    c.end_time = r.end_time;
+    c.all_done = r.all_done;
+    c.complete = r.complete();
+    if (!r.conserved()) c.ledger_violation = conservation_violation(r);
+    c.events = r.events;
+    c.wall_seconds = r.wall_seconds;
+    if (keep_results) c.result = std::move(r);
+    const size_t done = finished.fetch_add(1) + 1;
+    if (progress) {
+      const std::lock_guard<std::mutex> lock(mu);
+      progress(c, done, specs.size());
+    }
+  };
   auto worker = [&]() {
     for (;;) {
+      if (failed.load()) return;
       const size_t i = next.fetch_add(1);
       if (i >= specs.size()) return;
-      const CaseSpec& spec = specs[i];
-      const ScenarioConfig one = instantiate(cfg, spec.collective, spec.size, spec.seed);
-      Run run(one);
-      RunResult r = run.execute();
-      SweepCase& c = out[i];
-      c.collective = spec.collective != nullptr ? collective_name(*spec.collective) : "";
-      c.size = spec.size != nullptr ? *spec.size : 0;
-      c.seed = one.seed;
-      c.jobs = summarize_jobs(r);
-      c.flows = summarize_fct(r);
-      c.end_time = r.end_time;
-      c.all_done = r.all_done;
-      c.complete = r.complete();
-      if (!r.conserved()) c.ledger_violation = conservation_violation(r);
-      c.events = r.events;
-      c.wall_seconds = r.wall_seconds;
-      if (keep_results) c.result = std::move(r);
-      const size_t done = finished.fetch_add(1) + 1;
-      if (progress) {
+      try {
+        run_case(i);
+      } catch (...) {
         const std::lock_guard<std::mutex> lock(mu);
-        progress(c, done, specs.size());
+        if (!error) error = std::current_exception();
+        failed.store(true);
+        return;
       }
     }
   };
-  if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
-  threads = std::min<unsigned>(threads, static_cast<unsigned>(specs.size()));
+  threads = sweep_threads(cfg, threads);
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
   return out;
 }
 

@@ -52,10 +52,13 @@ struct SweepRow {
 
 /// Runs every case of `cfg.sweep` with up to `threads` simulations at once (0 = one per core).
 /// `keep_results` keeps each case's full RunResult (for per-case files). `progress` is called
-/// after each case (from the worker thread that ran it, serialised).
+/// after each case (from the worker thread that ran it, serialised). An error in a case (e.g.
+/// the resource guard) is rethrown once the other running cases end.
 std::vector<SweepCase>
 run_sweep(const ScenarioConfig& cfg, unsigned threads, bool keep_results,
           const std::function<void(const SweepCase&, size_t, size_t)>& progress);
+/// The cases that run at once: `threads` (0 = one per core), at most one per case.
+unsigned sweep_threads(const ScenarioConfig& cfg, unsigned threads);
 std::vector<SweepRow> aggregate(const std::vector<SweepCase>& cases);
 
 std::string sweep_table(const std::vector<SweepRow>& rows);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CLI behaviour on bad input: exit 2, a message naming the key, no output files. Also the
-# degenerate scenarios of issue 14 (docs/SCENARIOS.md).
+# degenerate scenarios and the resource guard of issue 14 (docs/SCENARIOS.md).
 # Usage: cli_bad_input.sh FABSIM_BINARY
 set -u
 fabsim="$1"
@@ -40,15 +40,27 @@ expect_error late_flows "key 'workload.start'" \
   $'[simulation]\nstop_time = "1ms"\n[workload]\nstart = "2ms"'
 expect_error gse_container "key 'fabric.gse.container'" \
   $'[fabric]\nkind = "gse"\n[fabric.gse]\ncontainer = "1KiB"'
-# A block of ranks past the hosts died in std::bad_alloc: refused before the list is built.
+# The resource guard: requests that died in std::bad_alloc are refused naming their key.
 jobs=$'[workload]\nkind = "jobs"\n[[workload.jobs]]\nplacement = "block"'
 expect_error huge_ranks "key 'workload.jobs[0].placement'" \
   "$jobs"$'\nranks = 2147483647\n[[workload.jobs.ops]]\ntype = "alltoall"\nbytes = "1MiB"'
+expect_error sample_1ps "key 'output.sample_interval'" $'[output]\nsample_interval = "1ps"'
+tree=$'[workload]\nkind = "jobs"\ntree_chunk = 1\n[[workload.jobs]]\nplacement = "block"\nranks = 32'
+expect_error tree_chunk "key 'workload.tree_chunk'" \
+  "$tree"$'\n[[workload.jobs.ops]]\ntype = "allreduce_tree"\nbytes = "1GiB"'
+expect_error max_memory "more than the limit of 1.0 KiB (--max-memory)" '' --max-memory 1KiB
+expect_error bad_max_memory "--max-memory: expected" '' --max-memory 8GB!
 
-# Validate applies the same checks.
+# Validate applies the same checks and prints the estimate.
 "$fabsim" validate "$tmp/huge_ranks.toml" > /dev/null 2> "$tmp/v.stderr"
 [ $? -eq 2 ] && grep -qF "workload.jobs[0].placement" "$tmp/v.stderr" && passed=$((passed + 1)) ||
   { echo "FAIL validate huge ranks"; fail=$((fail + 1)); }
+"$fabsim" validate "$tmp/sample_1ps.toml" > /dev/null 2> "$tmp/v.stderr"
+[ $? -eq 2 ] && grep -qF "output.sample_interval" "$tmp/v.stderr" && passed=$((passed + 1)) ||
+  { echo "FAIL validate sample_interval"; fail=$((fail + 1)); }
+"$fabsim" validate "$tmp/bad_set.toml" > "$tmp/v.stdout" 2> /dev/null
+grep -q "^memory estimate: .* (limit " "$tmp/v.stdout" && passed=$((passed + 1)) ||
+  { echo "FAIL validate prints no estimate"; fail=$((fail + 1)); }
 
 # Some flows start after the stop time: a warning naming the key, the run goes on (exit 3: they
 # never finish).

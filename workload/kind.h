@@ -29,6 +29,19 @@ struct SweepUse {
   bool collective = false;
 };
 
+/// What a workload makes a run allocate, counted from its config without planning it (the
+/// resource guard, issue 14; docs/SCENARIOS.md "Memory"). Counts saturate at UINT64_MAX.
+struct WorkloadDemand {
+  uint64_t flows = 0;           // flow records over the whole run (every transfer of every op)
+  uint64_t planned = 0;         // flow specs planned at the start (flow workloads)
+  uint64_t plan_transfers = 0;  // transfers of each job's largest op, summed over jobs
+  uint64_t plan_deps = 0;       // their dependency entries
+  uint64_t ranks = 0;           // rank -> GPU entries of every job
+  uint64_t bytes = 0;           // payload bytes of every flow
+  std::string key;              // the key that drives `flows`, e.g. "workload.jobs[0].ranks"
+  std::string why;              // how, e.g. "job 'a': alltoall over 8192 ranks, ..."
+};
+
 /// When a flow or a job starts, with the key (in [workload]) that sets it.
 struct WorkloadStart {
   std::string key;  // e.g. "start", "flows[3].start", "jobs[1].start"
@@ -43,6 +56,8 @@ class WorkloadKind {
   virtual KindConfig load(Section& s, const HostShape& hosts) const = 0;
   /// The flows or jobs of one run; `rng` is the workload's own stream.
   virtual WorkloadPlan plan(const KindConfig& cfg, int hosts, Rng& rng) const = 0;
+  /// What the run will allocate for this workload on `hosts` hosts (sweep variables filled).
+  virtual WorkloadDemand demand(const KindConfig& cfg, int hosts) const = 0;
   /// The start of every flow or job (the loader compares them with simulation.stop_time).
   virtual std::vector<WorkloadStart> starts(const KindConfig& cfg) const = 0;
   /// Sweep variables ("$size", "$collective") this workload uses.

@@ -2,7 +2,8 @@
 // kind.h.
 #include <fmt/format.h>  // messages
 
-#include <limits>  // bounds
+#include <algorithm>  // max
+#include <limits>     // bounds
 
 #include "workload/kind.h"
 #include "workload/traffic.h"
@@ -36,6 +37,24 @@ struct JobsConfig {
   std::vector<JobOrigin> origin;  // per job
 };
 
+uint64_t sat_mul(uint64_t a, uint64_t b) {
+  return a != 0 && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+}
+uint64_t sat_add(uint64_t a, uint64_t b) {
+  return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
+// Flows of `n` each of `bytes` planned at the start, the count driven by `key`.
+WorkloadDemand flow_demand(uint64_t n, int64_t bytes, std::string key, std::string why) {
+  WorkloadDemand d;
+  d.flows = n;
+  d.planned = n;
+  d.bytes = sat_mul(n, static_cast<uint64_t>(bytes));
+  d.key = std::move(key);
+  d.why = std::move(why);
+  return d;
+}
+
 class PermutationKind final : public WorkloadKind {
  public:
   std::string_view name() const override { return "permutation"; }
@@ -51,6 +70,10 @@ class PermutationKind final : public WorkloadKind {
   WorkloadPlan plan(const KindConfig& cfg, int hosts, Rng& rng) const override {
     const auto& c = cfg.get<PatternConfig>();
     return {permutation_flows(hosts, c.bytes, c.start, rng), {}};
+  }
+  WorkloadDemand demand(const KindConfig& cfg, int hosts) const override {
+    return flow_demand(static_cast<uint64_t>(hosts), cfg.get<PatternConfig>().bytes, "topology",
+                       fmt::format("one flow per host, {} hosts", hosts));
   }
   std::vector<WorkloadStart> starts(const KindConfig& cfg) const override {
     return {{"start", cfg.get<PatternConfig>().start}};
@@ -83,6 +106,11 @@ class IncastKind final : public WorkloadKind {
   WorkloadPlan plan(const KindConfig& cfg, int hosts, Rng& /*rng*/) const override {
     const auto& c = cfg.get<PatternConfig>();
     return {incast_flows(hosts, c.senders, c.receiver, c.bytes, c.start), {}};
+  }
+  WorkloadDemand demand(const KindConfig& cfg, int /*hosts*/) const override {
+    const auto& c = cfg.get<PatternConfig>();
+    return flow_demand(static_cast<uint64_t>(c.senders), c.bytes, "workload.senders",
+                       fmt::format("{} senders", c.senders));
   }
   std::vector<WorkloadStart> starts(const KindConfig& cfg) const override {
     return {{"start", cfg.get<PatternConfig>().start}};
@@ -131,6 +159,13 @@ class FlowsKind final : public WorkloadKind {
   }
   WorkloadPlan plan(const KindConfig& cfg, int /*hosts*/, Rng& /*rng*/) const override {
     return {cfg.get<FlowListConfig>().flows, {}};
+  }
+  WorkloadDemand demand(const KindConfig& cfg, int /*hosts*/) const override {
+    const auto& flows = cfg.get<FlowListConfig>().flows;
+    WorkloadDemand d = flow_demand(flows.size(), 0, "workload.flows",
+                                   fmt::format("{} listed flows", flows.size()));
+    for (const auto& f : flows) d.bytes = sat_add(d.bytes, static_cast<uint64_t>(f.bytes));
+    return d;
   }
   std::vector<WorkloadStart> starts(const KindConfig& cfg) const override {
     std::vector<WorkloadStart> out;
@@ -368,6 +403,7 @@ class JobsKind final : public WorkloadKind {
   WorkloadPlan plan(const KindConfig& cfg, int /*hosts*/, Rng& /*rng*/) const override {
     return {{}, cfg.get<JobsConfig>().jobs};
   }
+  WorkloadDemand demand(const KindConfig& cfg, int /*hosts*/) const override;
   std::vector<WorkloadStart> starts(const KindConfig& cfg) const override {
     const auto& c = cfg.get<JobsConfig>();
     std::vector<WorkloadStart> out;
@@ -401,6 +437,60 @@ class JobsKind final : public WorkloadKind {
     }
   }
 };
+
+// Every op instance of every job becomes flows (one per transfer, kept for the results); each
+// job holds the plan of one op at a time. The key named is the largest factor of the largest
+// job: its iterations, the tree's chunks per op, or its ranks (transfers grow with n^2).
+WorkloadDemand JobsKind::demand(const KindConfig& cfg, int /*hosts*/) const {
+  const auto& c = cfg.get<JobsConfig>();
+  WorkloadDemand d;
+  uint64_t largest = 0;
+  for (size_t j = 0; j < c.jobs.size(); ++j) {
+    const JobSpec& job = c.jobs[j];
+    const int n = static_cast<int>(job.gpus.size());
+    uint64_t per_iteration = 0;
+    uint64_t bytes = 0;
+    CollectiveSize peak;
+    const OpSpec* peak_op = nullptr;
+    for (const auto& op : job.ops) {
+      if (op.compute) continue;
+      const CollectiveSize s = collective_size(op.collective, n, op.bytes, op.options);
+      per_iteration = sat_add(per_iteration, s.transfers);
+      bytes = sat_add(bytes, s.bytes);
+      if (peak_op == nullptr || s.transfers > peak.transfers) {
+        peak = s;
+        peak_op = &op;
+      }
+    }
+    const auto iterations = static_cast<uint64_t>(job.iterations);
+    const uint64_t flows = sat_mul(per_iteration, iterations);
+    d.flows = sat_add(d.flows, flows);
+    d.bytes = sat_add(d.bytes, sat_mul(bytes, iterations));
+    d.plan_transfers = sat_add(d.plan_transfers, peak.transfers);
+    d.plan_deps = sat_add(d.plan_deps, peak.deps);
+    d.ranks = sat_add(d.ranks, static_cast<uint64_t>(n));
+    if (peak_op == nullptr || (!d.key.empty() && flows <= largest)) continue;
+    largest = flows;
+    const auto entry = fmt::format("workload.jobs[{}]", c.origin[j].entry);
+    uint64_t chunks = 1;
+    if (peak_op->collective == Collective::kAllReduceTree) {
+      const auto chunk = static_cast<uint64_t>(std::max<int64_t>(peak_op->options.tree_chunk, 1));
+      chunks = (static_cast<uint64_t>(peak_op->bytes) / 2 + chunk - 1) / chunk;
+    }
+    if (iterations > chunks && iterations > static_cast<uint64_t>(n)) {
+      d.key = entry + ".iterations";
+    } else if (chunks > static_cast<uint64_t>(n)) {
+      d.key = "workload.tree_chunk";
+    } else {
+      d.key = fmt::format("{}.{}", entry, c.origin[j].rank_key);
+    }
+    d.why = fmt::format("job '{}': {} of {} B over {} ranks, {} transfers per iteration, {} "
+                        "iteration(s)",
+                        job.name, collective_name(peak_op->collective), peak_op->bytes, n,
+                        per_iteration, iterations);
+  }
+  return d;
+}
 
 }  // namespace
 

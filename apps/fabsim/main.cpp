@@ -1,6 +1,7 @@
-// fabsim command line: run, validate, list.
+// fabsim command line: run, validate, list, plot, compare.
 #include <CLI/CLI.hpp>   // command line
 #include <fmt/format.h>  // output
+#include <unistd.h>      // getpid (temporary script name)
 
 #include <algorithm>   // max of exit codes
 #include <chrono>      // progress line
@@ -11,12 +12,12 @@
 #include <fstream>     // result files
 #include <stdexcept>   // write errors
 #include <string>      // arguments
-#include <unistd.h>    // getpid (temporary script name)
 #include <vector>      // overrides
 
 #include "plot_script.h"
 #include "report/writers.h"
 #include "scenario/compare.h"
+#include "scenario/resources.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
 #include "scenario/sweep.h"
@@ -25,12 +26,19 @@ namespace fabsim {
 namespace {
 
 // Exit codes (README "Exit codes"): 0 every flow finished and no sender failed; 1 an internal
-// error; 2 bad input (the message names the file and key); 3 the run, or a case of a sweep or
-// comparison, ended with unfinished flows or failed senders (results are still written).
+// error; 2 bad input (the message names the file and key), including a run the resource guard
+// refuses (--max-memory); 3 the run, or a case of a sweep or comparison, ended with unfinished
+// flows or failed senders (results are still written).
 constexpr int kExitIncomplete = 3;
-
 void print_warnings(const ScenarioConfig& cfg) {
   for (const auto& w : cfg.warnings) std::fprintf(stderr, "fabsim: warning: %s\n", w.c_str());
+}
+
+// The resource guard before anything is built or written (scenario/resources.h); Run checks
+// again on the built network.
+void guard_memory(ScenarioConfig& cfg, uint64_t limit, unsigned concurrent, bool keep_results) {
+  cfg.memory_limit = limit;
+  check_memory(cfg, estimate_command_memory(cfg, concurrent, keep_results), limit);
 }
 
 // The exit code of a set of cases, with a line on stderr naming the first incomplete one.
@@ -171,8 +179,10 @@ void write_sweep_dir(const ScenarioConfig& cfg, const std::vector<SweepRow>& row
   }
 }
 
-int sweep_command(const ScenarioConfig& cfg, const std::string& out_arg, unsigned threads) {
+int sweep_command(ScenarioConfig cfg, const std::string& out_arg, unsigned threads,
+                  uint64_t max_memory) {
   const auto t0 = std::chrono::steady_clock::now();
+  guard_memory(cfg, max_memory, sweep_threads(cfg, threads), !out_arg.empty());
   OutputDir dir(out_arg);
   const std::string& out = dir.path();
   const auto cases =
@@ -236,18 +246,21 @@ ScenarioConfig load_compare_arg(const std::string& arg, const std::vector<std::s
 // one results directory per scenario, compare.csv, compare.txt and the JCT-vs-size figure.
 int compare_command(const std::vector<std::string>& files, const std::vector<std::string>& sets,
                     const std::string& seeds_text, const std::string& out_arg, unsigned threads,
-                    bool plot) {
+                    bool plot, uint64_t max_memory) {
   std::vector<ScenarioConfig> cfgs;
   for (const auto& arg : files) cfgs.push_back(load_compare_arg(arg, sets));
-  for (const auto& cfg : cfgs) print_warnings(cfg);
-  OutputDir dir(out_arg);
-  const std::string& out = dir.path();
   const std::vector<uint64_t> seeds =
       seeds_text.empty() ? std::vector<uint64_t>{} : parse_seeds(seeds_text, "--seeds");
-  std::vector<CompareColumn> cols;
   for (auto& cfg : cfgs) {
+    print_warnings(cfg);
     if (!seeds.empty()) cfg.sweep.seeds = seeds;
     if (!cfg.sweep.active()) cfg.sweep.seeds = {cfg.seed};
+    guard_memory(cfg, max_memory, sweep_threads(cfg, threads), !out_arg.empty());
+  }
+  OutputDir dir(out_arg);
+  const std::string& out = dir.path();
+  std::vector<CompareColumn> cols;
+  for (auto& cfg : cfgs) {
     CompareColumn col;
     col.name = cfg.name;
     int dup = 1;
@@ -302,10 +315,12 @@ int compare_command(const std::vector<std::string>& files, const std::vector<std
 }
 
 int run_command(const std::string& file, const std::vector<std::string>& sets,
-                const std::string& out, const uint64_t* seed, unsigned threads) {
-  const ScenarioConfig cfg = load_scenario(file, sets, seed);
+                const std::string& out, const uint64_t* seed, unsigned threads,
+                uint64_t max_memory) {
+  ScenarioConfig cfg = load_scenario(file, sets, seed);
   print_warnings(cfg);
-  if (cfg.sweep.active()) return sweep_command(cfg, out, threads);
+  if (cfg.sweep.active()) return sweep_command(std::move(cfg), out, threads, max_memory);
+  guard_memory(cfg, max_memory, 1, false);
   OutputDir dir(out);
   StderrProgress progress;
   Run run(cfg);
@@ -317,10 +332,13 @@ int run_command(const std::string& file, const std::vector<std::string>& sets,
     dir.commit();
     fmt::print("results written to {}/\n", out);
   }
-  std::fprintf(stderr, "[fabsim] wall %.3f s, %llu events, %.2f M events/s, sim/wall %.3g\n",
+  std::fprintf(stderr,
+               "[fabsim] wall %.3f s, %llu events, %.2f M events/s, sim/wall %.3g, memory "
+               "estimate %s\n",
                r.wall_seconds, static_cast<unsigned long long>(r.events),
                r.wall_seconds > 0 ? static_cast<double>(r.events) / r.wall_seconds * 1e-6 : 0.0,
-               r.wall_seconds > 0 ? r.end_time.sec_f() / r.wall_seconds : 0.0);
+               r.wall_seconds > 0 ? r.end_time.sec_f() / r.wall_seconds : 0.0,
+               memory_text(run.memory_estimate()).c_str());
   if (!r.conserved()) {
     std::fprintf(stderr,
                  "fabsim: internal error: %s: the conservation ledger does not balance: %s\n",
@@ -337,6 +355,30 @@ int run_command(const std::string& file, const std::vector<std::string>& sets,
   return 0;
 }
 
+// --max-memory SIZE (the project's size units; 0 = no limit), or half of physical memory.
+uint64_t memory_limit(const std::string& text) {
+  if (text.empty()) return default_memory_limit();
+  const auto p = parse_bytes(text);
+  if (!p.ok()) {
+    throw ConfigError(
+        fmt::format("--max-memory: expected {} (0 = no limit), got \"{}\"", p.error, text));
+  }
+  return static_cast<uint64_t>(p.value.count());
+}
+
+int validate_command(const std::string& file, const std::vector<std::string>& sets,
+                     uint64_t max_memory) {
+  ScenarioConfig cfg = load_scenario(file, sets);
+  print_warnings(cfg);
+  fmt::print("{}: valid ({} hosts, transport {}, workload {})\n", file, cfg.topology.hosts(),
+             cfg.transport.name(), cfg.workload.name());
+  // One case at a time; `run` adds the sweep's cases that run at once (--threads).
+  const MemoryEstimate est = estimate_command_memory(cfg, 1, false);
+  fmt::print("{}", describe_memory(est, max_memory));
+  check_memory(cfg, est, max_memory);
+  return 0;
+}
+
 // The options of every subcommand, filled by CLI11.
 struct Options {
   std::string file;
@@ -347,6 +389,7 @@ struct Options {
   std::vector<std::string> files;  // plot: result dirs; compare: scenarios
   std::string seeds;               // compare
   bool no_plot = false;            // compare
+  std::string max_memory;          // run, validate, compare
 };
 
 struct Subcommands {
@@ -366,9 +409,15 @@ Subcommands declare(CLI::App& app, Options& o) {
   c.run->add_option("--out", o.out, "directory for summary.json, flows.csv and trace.csv");
   c.seed = c.run->add_option("--seed", o.seed, "RNG seed (overrides simulation.seed)");
   c.run->add_option("--threads", o.threads, "sweep cases run at once (0 = one per core)");
-  c.validate = app.add_subcommand("validate", "check a scenario without running it");
+  constexpr const char* kMemoryDoc =
+      "refuse a run whose estimated memory exceeds this, e.g. 8GiB (default half of physical "
+      "memory; 0 = no limit)";
+  c.run->add_option("--max-memory", o.max_memory, kMemoryDoc);
+  c.validate = app.add_subcommand("validate", "check a scenario without running it, and print "
+                                              "its memory estimate");
   c.validate->add_option("scenario", o.file, "scenario TOML file")->required();
   c.validate->add_option("--set", o.sets, "override a key (repeatable)");
+  c.validate->add_option("--max-memory", o.max_memory, kMemoryDoc);
   c.list = app.add_subcommand("list", "every kind of every family and every parameter");
   c.plot = app.add_subcommand("plot", "draw JCT vs size, FCT CDF and time series (PNG, SVG)");
   c.plot->add_option("results", o.files, "result directories written by run --out")->required();
@@ -390,27 +439,24 @@ Subcommands declare(CLI::App& app, Options& o) {
                         "each scenario's results");
   c.compare->add_option("--threads", o.threads, "cases run at once (0 = one per core)");
   c.compare->add_flag("--no-plot", o.no_plot, "do not draw the JCT-vs-size figure");
+  c.compare->add_option("--max-memory", o.max_memory, kMemoryDoc);
   return c;
 }
 
 int dispatch(const Subcommands& c, const Options& o) {
   if (c.run->parsed()) {
-    return run_command(o.file, o.sets, o.out, c.seed->count() > 0 ? &o.seed : nullptr, o.threads);
+    return run_command(o.file, o.sets, o.out, c.seed->count() > 0 ? &o.seed : nullptr, o.threads,
+                       memory_limit(o.max_memory));
   }
-  if (c.validate->parsed()) {
-    const auto cfg = load_scenario(o.file, o.sets);
-    print_warnings(cfg);
-    fmt::print("{}: valid ({} hosts, transport {}, workload {})\n", o.file, cfg.topology.hosts(),
-               cfg.transport.name(), cfg.workload.name());
-    return 0;
-  }
+  if (c.validate->parsed()) return validate_command(o.file, o.sets, memory_limit(o.max_memory));
   if (c.list->parsed()) {
     print_catalogue();
     return 0;
   }
   if (c.plot->parsed()) return plot_command(o.files, o.out);
   if (c.compare->parsed()) {
-    return compare_command(o.files, o.sets, o.seeds, o.out, o.threads, !o.no_plot);
+    return compare_command(o.files, o.sets, o.seeds, o.out, o.threads, !o.no_plot,
+                           memory_limit(o.max_memory));
   }
   return 0;
 }
