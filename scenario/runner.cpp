@@ -227,10 +227,55 @@ nlohmann::ordered_json Run::fault_stats() const {
   return j;
 }
 
+namespace {
+// Between two events every kStopCheckEvents: stops the simulation once the flag is set, and
+// passes progress on to the caller's hook at its own interval.
+class StopCheck : public ProgressHook {
+ public:
+  StopCheck(Simulation& sim, const StopFlag& flag, ProgressHook* hook, uint64_t interval)
+      : sim_(sim), flag_(flag), hook_(hook), interval_(interval), next_(interval) {}
+  void on_progress(Time now, uint64_t events) override {
+    const int v = flag_.load(std::memory_order_relaxed);
+    if (v != 0 && stopped_by_ == 0) {
+      stopped_by_ = v;
+      sim_.stop();
+    }
+    if (hook_ != nullptr && events >= next_) {
+      hook_->on_progress(now, events);
+      next_ = events + interval_;
+    }
+  }
+  int stopped_by() const { return stopped_by_; }
+
+ private:
+  Simulation& sim_;
+  const StopFlag& flag_;
+  ProgressHook* hook_;
+  uint64_t interval_;
+  uint64_t next_;
+  int stopped_by_ = 0;
+};
+}  // namespace
+
 RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
   const auto wall0 = std::chrono::steady_clock::now();
-  if (hook != nullptr) sim_.set_progress_hook(hook, hook_interval);
-  if (!flows_.records().empty() || (jobs_ && !jobs_->all_done())) sim_.run(cfg_.stop_time);
+  std::unique_ptr<StopCheck> check;
+  if (stop_flag_ != nullptr) {
+    check = std::make_unique<StopCheck>(sim_, *stop_flag_, hook, hook_interval);
+    sim_.set_progress_hook(check.get(), std::min(hook_interval, kStopCheckEvents));
+  } else if (hook != nullptr) {
+    sim_.set_progress_hook(hook, hook_interval);
+  }
+  const bool work = !flows_.records().empty() || (jobs_ && !jobs_->all_done());
+  if (stop_flag_ != nullptr && stop_flag_->load() != 0) {
+    interrupted_ = stop_flag_->load();  // asked to stop before it began
+  } else if (work) {
+    sim_.run(cfg_.stop_time);
+    // Stopped by the flag, unless the run had just finished anyway.
+    const bool done = flows_.completed() == flows_.size() && (!jobs_ || jobs_->all_done());
+    if (check && !done) interrupted_ = check->stopped_by();
+  }
+  sim_.set_progress_hook(nullptr, 0);
   const auto wall1 = std::chrono::steady_clock::now();
 
   RunResult r;

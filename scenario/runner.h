@@ -2,6 +2,7 @@
 // Tests use Run directly to inspect the network after a run.
 #pragma once
 
+#include <atomic>   // stop flag
 #include <memory>   // owned components
 #include <utility>  // sampled ports
 #include <vector>   // sampled ports
@@ -21,6 +22,10 @@
 
 namespace fabsim {
 
+/// Asks running simulations to stop (issue 14): a signal handler stores the signal's number,
+/// and each simulation stops between two events at its next check; 0 = run on.
+using StopFlag = std::atomic<int>;
+
 class Run : public FlowObserver {
  public:
   explicit Run(const ScenarioConfig& cfg);
@@ -32,6 +37,12 @@ class Run : public FlowObserver {
   /// Runs until every flow is done, nothing is left to do, or the stop time; then collects
   /// the results and returns every packet to the pool. Call once.
   RunResult execute(ProgressHook* hook = nullptr, uint64_t hook_interval = 1 << 20);
+  /// Checks `*flag` every kStopCheckEvents events during execute(), and stops the run between
+  /// two events once it is non-zero: the results are then partial (interrupted()).
+  void stop_on(const StopFlag* flag) { stop_flag_ = flag; }
+  /// The flag's value if it stopped the run, else 0.
+  int interrupted() const { return interrupted_; }
+  static constexpr uint64_t kStopCheckEvents = 1 << 16;
   /// The resource guard's estimate on the built network, in bytes (scenario/resources.h).
   uint64_t memory_estimate() const { return memory_estimate_; }
 
@@ -74,6 +85,8 @@ class Run : public FlowObserver {
   std::unique_ptr<FabricInstance> fabric_;
   std::unique_ptr<FaultInjector> faults_;
   std::unique_ptr<Reconvergence> reconvergence_;
+  const StopFlag* stop_flag_ = nullptr;
+  int interrupted_ = 0;
   uint64_t memory_estimate_ = 0;
 };
 

@@ -25,6 +25,23 @@ Spread spread(std::vector<double> v) {
   return s;
 }
 
+const char* case_status_name(CaseStatus s) {
+  switch (s) {
+    case CaseStatus::kDone:
+      return "done";
+    case CaseStatus::kInterrupted:
+      return "interrupted";
+    case CaseStatus::kNotStarted:
+      return "not_started";
+  }
+  return "?";
+}
+
+bool all_cases_ran(const std::vector<SweepCase>& cases) {
+  return std::all_of(cases.begin(), cases.end(),
+                     [](const SweepCase& c) { return c.status == CaseStatus::kDone; });
+}
+
 unsigned sweep_threads(const ScenarioConfig& cfg, unsigned threads) {
   const auto& sw = cfg.sweep;
   const size_t cases = std::max<size_t>(1, sw.collectives.size()) *
@@ -43,7 +60,8 @@ struct CaseSpec {
 
 std::vector<SweepCase>
 run_sweep(const ScenarioConfig& cfg, unsigned threads, bool keep_results,
-          const std::function<void(const SweepCase&, size_t, size_t)>& progress) {
+          const std::function<void(const SweepCase&, size_t, size_t)>& progress,
+          const StopFlag* stop) {
   const auto& sw = cfg.sweep;
   std::vector<CaseSpec> specs;
   const size_t nc = std::max<size_t>(1, sw.collectives.size());
@@ -59,20 +77,27 @@ run_sweep(const ScenarioConfig& cfg, unsigned threads, bool keep_results,
     }
   }
   std::vector<SweepCase> out(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    SweepCase& c = out[i];
+    c.collective = specs[i].collective != nullptr ? collective_name(*specs[i].collective) : "";
+    c.size = specs[i].size != nullptr ? *specs[i].size : 0;
+    c.seed = specs[i].seed != nullptr ? *specs[i].seed : cfg.seed;
+    c.status = CaseStatus::kNotStarted;
+  }
   std::atomic<size_t> next{0};
   std::atomic<size_t> finished{0};
   std::atomic<bool> failed{false};
   std::exception_ptr error;
   std::mutex mu;
   auto run_case = [&](size_t i) {
+    if (stop != nullptr && stop->load() != 0) return;  // stays kNotStarted
     const CaseSpec& spec = specs[i];
     const ScenarioConfig one = instantiate(cfg, spec.collective, spec.size, spec.seed);
     Run run(one);
+    run.stop_on(stop);
     RunResult r = run.execute();
     SweepCase& c = out[i];
-    c.collective = spec.collective != nullptr ? collective_name(*spec.collective) : "";
-    c.size = spec.size != nullptr ? *spec.size : 0;
-    c.seed = one.seed;
+    c.status = run.interrupted() != 0 ? CaseStatus::kInterrupted : CaseStatus::kDone;
     c.jobs = summarize_jobs(r);
     c.flows = summarize_fct(r);
     c.end_time = r.end_time;
@@ -82,6 +107,7 @@ run_sweep(const ScenarioConfig& cfg, unsigned threads, bool keep_results,
     c.events = r.events;
     c.wall_seconds = r.wall_seconds;
     if (keep_results) c.result = std::move(r);
+    if (c.status != CaseStatus::kDone) return;
     const size_t done = finished.fetch_add(1) + 1;
     if (progress) {
       const std::lock_guard<std::mutex> lock(mu);
@@ -90,7 +116,7 @@ run_sweep(const ScenarioConfig& cfg, unsigned threads, bool keep_results,
   };
   auto worker = [&]() {
     for (;;) {
-      if (failed.load()) return;
+      if (failed.load() || (stop != nullptr && stop->load() != 0)) return;
       const size_t i = next.fetch_add(1);
       if (i >= specs.size()) return;
       try {
@@ -117,6 +143,7 @@ std::vector<SweepRow> aggregate(const std::vector<SweepCase>& cases) {
   std::map<std::pair<std::string, int64_t>, size_t> index;
   std::vector<std::vector<const SweepCase*>> groups;
   for (const auto& c : cases) {
+    if (c.status != CaseStatus::kDone) continue;
     const auto key = std::make_pair(c.collective, c.size);
     auto [it, fresh] = index.try_emplace(key, groups.size());
     if (fresh) groups.emplace_back();
@@ -165,14 +192,17 @@ std::string sweep_table(const std::vector<SweepRow>& rows) {
 }
 
 std::string sweep_cases_csv(const std::vector<SweepCase>& cases) {
+  const bool status = !all_cases_ran(cases);
   std::string out =
       "collective,size,seed,ranks,jobs,all_done,max_jct_ps,mean_jct_ps,op_time_ps,algbw_GBps,"
-      "busbw_GBps,end_ps,events\n";
+      "busbw_GBps,end_ps,events";
+  out += status ? ",status\n" : "\n";
   for (const auto& c : cases) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{:.4f},{:.4f},{},{}\n", c.collective, c.size,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{:.4f},{:.4f},{},{}", c.collective, c.size,
                        c.seed, c.jobs.ranks, c.jobs.jobs, c.all_done ? 1 : 0, c.jobs.max_jct.ps(),
                        c.jobs.mean_jct.ps(), c.jobs.op_time.ps(), c.jobs.algbw_gbs,
                        c.jobs.busbw_gbs, c.end_time.ps(), c.events);
+    out += status ? fmt::format(",{}\n", case_status_name(c.status)) : "\n";
   }
   return out;
 }
@@ -194,9 +224,18 @@ std::string sweep_rows_csv(const std::vector<SweepRow>& rows) {
 }
 
 nlohmann::ordered_json sweep_json(const ScenarioConfig& cfg, const std::vector<SweepRow>& rows,
-                                  const std::vector<SweepCase>& cases) {
+                                  const std::vector<SweepCase>& cases, const std::string& reason) {
   nlohmann::ordered_json j;
   j["name"] = cfg.name;
+  const bool status = !all_cases_ran(cases);
+  if (status) {
+    size_t n[3] = {0, 0, 0};
+    for (const auto& c : cases) ++n[static_cast<size_t>(c.status)];
+    j["interrupted"] = {{"reason", reason.empty() ? "stopped" : reason},
+                        {"finished", n[0]},
+                        {"interrupted", n[1]},
+                        {"not_started", n[2]}};
+  }
   j["scenario"] = cfg.effective;
   auto jr = nlohmann::ordered_json::array();
   for (const auto& r : rows) {
@@ -225,6 +264,7 @@ nlohmann::ordered_json sweep_json(const ScenarioConfig& cfg, const std::vector<S
                   {"mean_jct_ps", c.jobs.mean_jct.ps()},
                   {"algbw_GBps", c.jobs.algbw_gbs},
                   {"busbw_GBps", c.jobs.busbw_gbs}});
+    if (status) jc.back()["status"] = case_status_name(c.status);
   }
   j["cases"] = jc;
   return j;

@@ -10,9 +10,14 @@
 
 #include "report/results.h"
 #include "report/writers.h"
+#include "scenario/runner.h"
 #include "scenario/scenario.h"
 
 namespace fabsim {
+
+/// How far a case got: a signal (StopFlag) stops the case that runs and starts no other.
+enum class CaseStatus : uint8_t { kDone, kInterrupted, kNotStarted };
+const char* case_status_name(CaseStatus s);  // "done", "interrupted", "not_started"
 
 struct SweepCase {
   std::string collective;  // "" when the scenario does not sweep collectives
@@ -26,8 +31,12 @@ struct SweepCase {
   std::string ledger_violation;  // "" when the conservation ledger balanced (RunResult::conserved)
   uint64_t events = 0;
   double wall_seconds = 0;
+  CaseStatus status = CaseStatus::kDone;
   RunResult result;  // full result (kept only when asked for)
 };
+
+/// Whether every case ran to its end (none interrupted or left out).
+bool all_cases_ran(const std::vector<SweepCase>& cases);
 
 /// Statistic over seeds: median (mean of the middle two for an even count), min, max.
 struct Spread {
@@ -52,19 +61,27 @@ struct SweepRow {
 
 /// Runs every case of `cfg.sweep` with up to `threads` simulations at once (0 = one per core).
 /// `keep_results` keeps each case's full RunResult (for per-case files). `progress` is called
-/// after each case (from the worker thread that ran it, serialised). An error in a case (e.g.
-/// the resource guard) is rethrown once the other running cases end.
+/// after each finished case (from the worker thread that ran it, serialised). Once `*stop` is
+/// set, the running cases stop (kInterrupted, their partial results kept) and no other starts
+/// (kNotStarted). An error in a case (e.g. the resource guard) is rethrown once the other
+/// running cases end.
 std::vector<SweepCase>
 run_sweep(const ScenarioConfig& cfg, unsigned threads, bool keep_results,
-          const std::function<void(const SweepCase&, size_t, size_t)>& progress);
+          const std::function<void(const SweepCase&, size_t, size_t)>& progress,
+          const StopFlag* stop = nullptr);
 /// The cases that run at once: `threads` (0 = one per core), at most one per case.
 unsigned sweep_threads(const ScenarioConfig& cfg, unsigned threads);
+/// Rows over the cases that ran to their end (kDone).
 std::vector<SweepRow> aggregate(const std::vector<SweepCase>& cases);
 
 std::string sweep_table(const std::vector<SweepRow>& rows);
+/// One row per case; when not every case ran, with a last column `status`.
 std::string sweep_cases_csv(const std::vector<SweepCase>& cases);
 std::string sweep_rows_csv(const std::vector<SweepRow>& rows);
+/// When not every case ran: an "interrupted" block (`reason`, e.g. "SIGINT", and the counts)
+/// and each case's "status".
 nlohmann::ordered_json sweep_json(const ScenarioConfig& cfg, const std::vector<SweepRow>& rows,
-                                  const std::vector<SweepCase>& cases);
+                                  const std::vector<SweepCase>& cases,
+                                  const std::string& reason = "");
 
 }  // namespace fabsim

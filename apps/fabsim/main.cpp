@@ -1,9 +1,11 @@
 // fabsim command line: run, validate, list, plot, compare.
 #include <CLI/CLI.hpp>   // command line
 #include <fmt/format.h>  // output
+#include <signal.h>      // sigaction (SIGINT, SIGTERM)
 #include <unistd.h>      // getpid (temporary script name)
 
 #include <algorithm>   // max of exit codes
+#include <atomic>      // the stop flag
 #include <chrono>      // progress line
 #include <cstdio>      // stderr
 #include <cstdlib>     // system (plot script)
@@ -28,8 +30,43 @@ namespace {
 // Exit codes (README "Exit codes"): 0 every flow finished and no sender failed; 1 an internal
 // error; 2 bad input (the message names the file and key), including a run the resource guard
 // refuses (--max-memory); 3 the run, or a case of a sweep or comparison, ended with unfinished
-// flows or failed senders (results are still written).
+// flows or failed senders (results are still written); 128 + the signal's number when SIGINT
+// (130) or SIGTERM (143) stopped a run, sweep or comparison: the finished cases and the partial
+// one are written and marked interrupted.
 constexpr int kExitIncomplete = 3;
+constexpr int kExitSignalBase = 128;
+
+// The one piece of process-wide state: the signal that asked to stop (0: none). A signal
+// handler may only store to a lock-free atomic; the simulations poll it between events
+// (Run::stop_on), and the sweeps before each case.
+std::atomic<int> g_stop{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
+extern "C" void on_stop_signal(int sig) {
+  g_stop.store(sig, std::memory_order_relaxed);
+}
+
+// SIGINT and SIGTERM stop at the next safe point; SA_RESETHAND makes a second one end the
+// process at once. A signal ignored on entry (a background job of a non-interactive shell, or
+// nohup) stays ignored.
+void install_stop_handlers() {
+  for (const int sig : {SIGINT, SIGTERM}) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+std::string signal_name(int sig) {
+  if (sig == SIGINT) return "SIGINT";
+  if (sig == SIGTERM) return "SIGTERM";
+  return fmt::format("signal {}", sig);
+}
+
 void print_warnings(const ScenarioConfig& cfg) {
   for (const auto& w : cfg.warnings) std::fprintf(stderr, "fabsim: warning: %s\n", w.c_str());
 }
@@ -41,8 +78,8 @@ void guard_memory(ScenarioConfig& cfg, uint64_t limit, unsigned concurrent, bool
   check_memory(cfg, estimate_command_memory(cfg, concurrent, keep_results), limit);
 }
 
-// The exit code of a set of cases, with a line on stderr naming the first incomplete one.
-int cases_exit(const std::vector<SweepCase>& cases, const std::string& name) {
+// 1 (internal error) with a line on stderr if a case's conservation ledger did not balance.
+int ledger_exit(const std::vector<SweepCase>& cases, const std::string& name) {
   for (const auto& c : cases) {
     if (c.ledger_violation.empty()) continue;
     std::fprintf(stderr,
@@ -51,8 +88,14 @@ int cases_exit(const std::vector<SweepCase>& cases, const std::string& name) {
                  name.c_str(), static_cast<unsigned long long>(c.seed), c.ledger_violation.c_str());
     return 1;
   }
+  return 0;
+}
+
+// The exit code of a set of cases, with a line on stderr naming the first incomplete one.
+int cases_exit(const std::vector<SweepCase>& cases, const std::string& name) {
+  if (const int ledger = ledger_exit(cases, name)) return ledger;
   size_t bad = 0;
-  for (const auto& c : cases) bad += c.complete ? 0 : 1;
+  for (const auto& c : cases) bad += c.complete || c.status != CaseStatus::kDone ? 0 : 1;
   if (bad == 0) return 0;
   std::fprintf(stderr,
                "fabsim: %s: %zu of %zu cases ended with unfinished flows or failed "
@@ -168,15 +211,40 @@ class OutputDir {
   std::string staging_;
 };
 
+// A run's files; an interrupted run's summary.json starts with "interrupted": the signal and
+// the simulated time it stopped at (its figures cover the run up to then).
+void write_run_dir(const RunResult& r, const std::string& dir, bool flows_csv,
+                   const std::string& interrupted) {
+  write_results(r, dir, flows_csv);
+  if (interrupted.empty()) return;
+  nlohmann::ordered_json j;
+  j["interrupted"] = {{"reason", interrupted}, {"at_ps", r.end_time.ps()}};
+  const nlohmann::ordered_json summary = summary_json(r);
+  for (const auto& [key, value] : summary.items()) j[key] = value;
+  write_text(dir + "/summary.json", j.dump(2) + "\n");
+}
+
+// Every case that ran: the finished ones, and an interrupted one with its partial result marked.
 void write_sweep_dir(const ScenarioConfig& cfg, const std::vector<SweepRow>& rows,
-                     const std::vector<SweepCase>& cases, const std::string& out) {
+                     const std::vector<SweepCase>& cases, const std::string& out,
+                     const std::string& interrupted) {
   std::filesystem::create_directories(out);
-  write_text(out + "/summary.json", sweep_json(cfg, rows, cases).dump(2) + "\n");
+  write_text(out + "/summary.json", sweep_json(cfg, rows, cases, interrupted).dump(2) + "\n");
   write_text(out + "/sweep.csv", sweep_rows_csv(rows));
   write_text(out + "/cases.csv", sweep_cases_csv(cases));
   for (const auto& c : cases) {
-    write_results(c.result, out + "/cases/" + case_label(c), cfg.output.flows_csv);
+    if (c.status == CaseStatus::kNotStarted) continue;
+    write_run_dir(c.result, out + "/cases/" + case_label(c), cfg.output.flows_csv,
+                  c.status == CaseStatus::kInterrupted ? interrupted : "");
   }
+}
+
+// The line an interrupted sweep prints (stdout and stderr), e.g. "1 of 3 cases finished, ...".
+std::string cases_progress(const std::vector<SweepCase>& cases) {
+  size_t n[3] = {0, 0, 0};
+  for (const auto& c : cases) ++n[static_cast<size_t>(c.status)];
+  return fmt::format("{} of {} cases finished, {} interrupted, {} not started", n[0], cases.size(),
+                     n[1], n[2]);
 }
 
 int sweep_command(ScenarioConfig cfg, const std::string& out_arg, unsigned threads,
@@ -185,23 +253,39 @@ int sweep_command(ScenarioConfig cfg, const std::string& out_arg, unsigned threa
   guard_memory(cfg, max_memory, sweep_threads(cfg, threads), !out_arg.empty());
   OutputDir dir(out_arg);
   const std::string& out = dir.path();
-  const auto cases =
-      run_sweep(cfg, threads, !out.empty(), [](const SweepCase& c, size_t done, size_t total) {
+  const auto cases = run_sweep(
+      cfg, threads, !out.empty(),
+      [](const SweepCase& c, size_t done, size_t total) {
         std::fprintf(stderr,
                      "[fabsim] case %zu/%zu: %s seed %llu: max JCT "
                      "%.1f us (%.2f s wall)\n",
                      done, total, case_label(c).c_str(), static_cast<unsigned long long>(c.seed),
                      c.jobs.max_jct.us_f(), c.wall_seconds);
-      });
+      },
+      &g_stop);
+  const bool interrupted = !all_cases_ran(cases);
+  const std::string reason = interrupted ? signal_name(g_stop.load()) : "";
   const auto rows = aggregate(cases);
   fmt::print("scenario {}: {} cases\n{}", cfg.name, cases.size(), sweep_table(rows));
+  if (interrupted) {
+    fmt::print("INTERRUPTED by {}: {}; the table covers the finished cases\n", reason,
+               cases_progress(cases));
+  }
   if (dir.active()) {
-    write_sweep_dir(cfg, rows, cases, out);
+    write_sweep_dir(cfg, rows, cases, out, reason);
     dir.commit();
-    fmt::print("results written to {}/\n", dir.final_path());
+    fmt::print("results written to {}/{}\n", dir.final_path(),
+               interrupted ? " (marked interrupted)" : "");
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(stderr, "[fabsim] sweep wall %.3f s\n", wall);
+  if (interrupted) {
+    if (const int ledger = ledger_exit(cases, cfg.name)) return ledger;
+    const int code = kExitSignalBase + g_stop.load();
+    std::fprintf(stderr, "fabsim: %s: interrupted by %s: %s (exit %d)\n", cfg.name.c_str(),
+                 reason.c_str(), cases_progress(cases).c_str(), code);
+    return code;
+  }
   return cases_exit(cases, cfg.name);
 }
 
@@ -260,6 +344,8 @@ int compare_command(const std::vector<std::string>& files, const std::vector<std
   OutputDir dir(out_arg);
   const std::string& out = dir.path();
   std::vector<CompareColumn> cols;
+  std::string reason;  // the signal that stopped the comparison
+  std::vector<std::string> not_started;
   for (auto& cfg : cfgs) {
     CompareColumn col;
     col.name = cfg.name;
@@ -268,32 +354,58 @@ int compare_command(const std::vector<std::string>& files, const std::vector<std
       if (c.name == col.name || c.name == fmt::format("{}-{}", cfg.name, dup))
         col.name = fmt::format("{}-{}", cfg.name, ++dup);
     }
+    if (!reason.empty()) {  // stopped: the later scenarios do not start
+      not_started.push_back(col.name);
+      cols.push_back(std::move(col));
+      continue;
+    }
     const auto t0 = std::chrono::steady_clock::now();
     const bool tty = isatty(2) != 0;
     col.cases = run_sweep(
-        cfg, threads, !out.empty(), [&col, tty](const SweepCase& /*c*/, size_t done, size_t total) {
+        cfg, threads, !out.empty(),
+        [&col, tty](const SweepCase& /*c*/, size_t done, size_t total) {
           if (tty)
             std::fprintf(stderr, "\r[fabsim] %s: case %zu/%zu   ", col.name.c_str(), done, total);
-        });
+        },
+        &g_stop);
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::fprintf(stderr, "%s[fabsim] %s: %zu cases, %.1f s wall\n", tty ? "\r" : "",
                  col.name.c_str(), col.cases.size(), wall);
+    if (!all_cases_ran(col.cases)) {
+      reason = signal_name(g_stop.load());
+      std::fprintf(stderr, "fabsim: %s: interrupted by %s: %s\n", col.name.c_str(), reason.c_str(),
+                   cases_progress(col.cases).c_str());
+    }
     col.rows = aggregate(col.cases);
     if (!out.empty()) {
-      write_sweep_dir(cfg, col.rows, col.cases, out + "/" + col.name);
+      write_sweep_dir(cfg, col.rows, col.cases, out + "/" + col.name, reason);
       for (auto& c : col.cases) c.result = RunResult{};  // free the per-case detail once written
     }
     cols.push_back(std::move(col));
   }
   const auto rows = compare_rows(cols);
-  const std::string table = compare_table(cols, rows);
+  std::string table = compare_table(cols, rows);
+  if (!reason.empty()) {
+    std::string which;
+    for (const auto& n : not_started) which += (which.empty() ? "" : ", ") + n;
+    table += fmt::format("INTERRUPTED by {}: the table covers the cases that finished{}\n", reason,
+                         which.empty() ? "" : "; not started: " + which);
+  }
   fmt::print("{}", table);
   int status = 0;
   for (const auto& c : cols) status = std::max(status, cases_exit(c.cases, c.name));
+  if (!reason.empty() && status != 1) status = kExitSignalBase + g_stop.load();
   if (!dir.active()) return status;
   write_text(out + "/compare.txt", table);
   write_text(out + "/compare.csv", compare_csv(cols, rows));
+  if (!reason.empty()) {
+    dir.commit();
+    fmt::print("results written to {}/ (marked interrupted; no figure)\n", dir.final_path());
+    std::fprintf(stderr, "fabsim: comparison interrupted by %s (exit %d)\n", reason.c_str(),
+                 status);
+    return status;
+  }
   int plot_status = 0;
   if (plot) {
     std::vector<std::string> dirs;
@@ -324,13 +436,20 @@ int run_command(const std::string& file, const std::vector<std::string>& sets,
   OutputDir dir(out);
   StderrProgress progress;
   Run run(cfg);
+  run.stop_on(&g_stop);
   const RunResult r = run.execute(&progress, 1 << 18);
   progress.done();
+  const std::string interrupted = run.interrupted() != 0 ? signal_name(run.interrupted()) : "";
+  if (!interrupted.empty()) {
+    fmt::print("INTERRUPTED by {} at {:.3f} us simulated: the figures cover the run until then\n",
+               interrupted, r.end_time.us_f());
+  }
   fmt::print("{}", summary_table(r));
   if (dir.active()) {
-    write_results(r, dir.path(), cfg.output.flows_csv);
+    write_run_dir(r, dir.path(), cfg.output.flows_csv, interrupted);
     dir.commit();
-    fmt::print("results written to {}/\n", out);
+    fmt::print("results written to {}/{}\n", out,
+               interrupted.empty() ? "" : " (marked interrupted)");
   }
   std::fprintf(stderr,
                "[fabsim] wall %.3f s, %llu events, %.2f M events/s, sim/wall %.3g, memory "
@@ -344,6 +463,12 @@ int run_command(const std::string& file, const std::vector<std::string>& sets,
                  "fabsim: internal error: %s: the conservation ledger does not balance: %s\n",
                  cfg.name.c_str(), conservation_violation(r).c_str());
     return 1;
+  }
+  if (!interrupted.empty()) {
+    const int code = kExitSignalBase + run.interrupted();
+    std::fprintf(stderr, "fabsim: %s: interrupted by %s at %.3f us simulated (exit %d)\n",
+                 cfg.name.c_str(), interrupted.c_str(), r.end_time.us_f(), code);
+    return code;
   }
   if (!r.complete()) {
     std::fprintf(stderr,
@@ -445,6 +570,7 @@ Subcommands declare(CLI::App& app, Options& o) {
 
 int dispatch(const Subcommands& c, const Options& o) {
   if (c.run->parsed()) {
+    install_stop_handlers();
     return run_command(o.file, o.sets, o.out, c.seed->count() > 0 ? &o.seed : nullptr, o.threads,
                        memory_limit(o.max_memory));
   }
@@ -455,6 +581,7 @@ int dispatch(const Subcommands& c, const Options& o) {
   }
   if (c.plot->parsed()) return plot_command(o.files, o.out);
   if (c.compare->parsed()) {
+    install_stop_handlers();
     return compare_command(o.files, o.sets, o.seeds, o.out, o.threads, !o.no_plot,
                            memory_limit(o.max_memory));
   }
