@@ -194,13 +194,12 @@ MemoryEstimate estimate_command_memory(const ScenarioConfig& cfg, unsigned concu
 void check_memory(const ScenarioConfig& cfg, const MemoryEstimate& est, uint64_t limit) {
   if (limit == 0 || est.total <= limit) return;
   const MemoryItem& m = est.largest();
-  throw ConfigError(fmt::format(
-      "{}: key '{}': the run needs about {} of memory{}, more than the limit of {} "
-      "(--max-memory): {} {} ({}){}",
-      cfg.file, m.key, memory_text(est.total),
-      est.case_label.empty() ? "" : fmt::format(" (largest case: {})", est.case_label),
-      memory_text(limit), m.what, memory_text(m.bytes), m.why,
-      est.network_exact || m.key != "topology" ? "" : "; the network's share is a lower bound"));
+  throw ConfigError(
+      fmt::format("{}: key '{}': the run needs about {} of memory{}, more than the limit of {} "
+                  "(--max-memory): {} {} ({})",
+                  cfg.file, m.key, memory_text(est.total),
+                  est.case_label.empty() ? "" : fmt::format(" (largest case: {})", est.case_label),
+                  memory_text(limit), m.what, memory_text(m.bytes), m.why));
 }
 
 uint64_t default_memory_limit() {
