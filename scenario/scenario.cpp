@@ -258,21 +258,24 @@ void check_starts(Section& wl, const ScenarioConfig& c) {
 }
 
 // A GSE container shorter than one data frame holds one packet per container (the overflow
-// rule opens a new one for each packet, the cumulative rule skips ids), which is per-packet
-// spraying under another name, never GSE as the seeds describe it (containers of several
-// packets); a unit slip ("1000" for 1000 KB) is the likely cause. An error (issue 14). The GSE
-// kind cannot check it itself: fabrics load before the transport, which sets the frame size.
+// rule opens a new one for each packet, the cumulative rule skips ids): the run is well defined
+// (as with a container of exactly one frame) but it is per-packet spraying with reordering, not
+// GSE's containers of several packets, and a unit slip ("1000" for 1000 KB) is the likely
+// cause. A warning (issue 14), not an error: the soak (tools/soak.py) and studies of one-packet
+// containers run it on purpose. The GSE kind cannot check it itself: fabrics load before the
+// transport, which sets the frame size.
 void check_gse_container(Section& fabric, const ScenarioConfig& c) {
   if (fabric.describing() || !c.fabric.config.holds<GseConfig>()) return;
   const GseConfig& g = c.fabric.config.get<GseConfig>();
   const int64_t frame = c.network.sw.max_frame_bytes + g.header_bytes + c.network.framing_bytes;
   if (g.container_bytes < frame) {
-    fabric.fail("gse.container",
-                fmt::format("a container of at least one data frame: {} wire bytes (payload {} "
-                            "+ headers {} + GSE header {} + preamble and gap {}), got {}",
-                            frame, c.transport.wire.payload,
+    fabric.warn("gse.container",
+                fmt::format("{} is shorter than one data frame of {} wire bytes (payload {} + "
+                            "headers {} + GSE header {} + preamble and gap {}): every container "
+                            "holds one packet, as with container = {}",
+                            to_string(Bytes(g.container_bytes)), frame, c.transport.wire.payload,
                             c.network.sw.max_frame_bytes - c.transport.wire.payload, g.header_bytes,
-                            c.network.framing_bytes, to_string(Bytes(g.container_bytes))));
+                            c.network.framing_bytes, frame));
   }
 }
 
