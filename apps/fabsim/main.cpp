@@ -394,7 +394,15 @@ int compare_command(const std::vector<std::string>& files, const std::vector<std
   }
   fmt::print("{}", table);
   int status = 0;
-  for (const auto& c : cols) status = std::max(status, cases_exit(c.cases, c.name));
+  // An internal error (1: a ledger that does not balance) outranks an incomplete case (3).
+  for (const auto& c : cols) {
+    const int one = cases_exit(c.cases, c.name);
+    if (one == 1 || status == 1) {
+      status = 1;
+    } else {
+      status = std::max(status, one);
+    }
+  }
   if (!reason.empty() && status != 1) status = kExitSignalBase + g_stop.load();
   if (!dir.active()) return status;
   write_text(out + "/compare.txt", table);
