@@ -30,6 +30,8 @@ class CcKind {
 
 /// DCQCN (REFERENCE.md §1.5-1.6); the kind every RoCE QP runs unless configured otherwise.
 const CcKind& dcqcn_cc();
+/// No congestion control: the NIC line rate, no window.
+const CcKind& none_cc();
 
 /// A sender's algorithm: the kind and its typed config (default: DCQCN, paper parameters).
 struct CcConfig : Choice<CcKind> {

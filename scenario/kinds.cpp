@@ -4,6 +4,7 @@
 #include "scenario/kinds.h"
 
 #include "gse/fabric.h"
+#include "transport/rltp/rltp.h"
 
 namespace fabsim {
 
@@ -23,9 +24,11 @@ const Registries& registries() {
     k.fabrics.add(make_gse_fabric());
 
     k.ccs.add(dcqcn_cc());
+    k.ccs.add(none_cc());
 
     k.transports.add(make_datagram_kind());
     k.transports.add(make_roce_kind());
+    k.transports.add(make_rltp_kind());
 
     k.workloads.add(make_permutation_kind());
     k.workloads.add(make_incast_kind());

@@ -36,6 +36,13 @@ class TransportKind {
 /// `[transport]` keys every kind shares: payload, header and control frame sizes, class.
 WireConfig load_wire(Section& s, uint8_t* tclass);
 
+struct RoceConfig;
+/// The keys of an RDMA transport built on RoceTransport (RoCE, RLTP): recovery and [.irn],
+/// the operation and its start delays, QPs, ACKs, timeouts, and the congestion control, with
+/// this kind's default recovery and CC.
+void load_rdma(Section& s, const TransportEnv& env, std::string_view recovery, std::string_view cc,
+               RoceConfig& r);
+
 std::unique_ptr<TransportKind> make_datagram_kind();
 std::unique_ptr<TransportKind> make_roce_kind();
 

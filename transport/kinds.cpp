@@ -49,36 +49,7 @@ class RoceKind final : public TransportKind {
   }
   KindConfig load(Section& s, const TransportEnv& env) const override {
     RoceConfig r;
-    r.qps_per_connection = static_cast<int>(s.integer(
-        "qps_per_connection", r.qps_per_connection, 1, 256,
-        "queue pairs per host pair (NCCL opens several); a message is split evenly over them"));
-    r.ack_every_packets =
-        static_cast<int>(s.integer("ack_every_packets", r.ack_every_packets, 1, 1 << 20,
-                                   "ACK coalescing: one ACK per N packets"));
-    r.ack_every_bytes =
-        s.bytes("ack_every_bytes", Bytes(r.ack_every_bytes), Bytes(0), kMaxBytes,
-                "ACK coalescing by bytes (0 = off); a message's end is always ACKed")
-            .count();
-    r.nack_interval = s.time("nack_interval", r.nack_interval,
-                             "no repeated NACK for the same PSN within this time");
-    r.rto_base = s.time("rto_base", r.rto_base, "IB timeout unit (4.096 us)");
-    if (!s.describing() && r.rto_base <= Time()) s.fail("rto_base", "a positive duration");
-    r.rto_exponent =
-        static_cast<int>(s.integer("rto_exponent", r.rto_exponent, 0, 31,
-                                   "retransmission timeout = rto_base x 2^rto_exponent"));
-    r.retry_limit = static_cast<int>(s.integer("retry_limit", r.retry_limit, 0, 1000,
-                                               "consecutive timeouts before the QP fails"));
-    r.rto_backoff = s.boolean("rto_backoff", r.rto_backoff, "double the timeout after each expiry");
-    r.max_inflight = s.bytes("max_inflight", Bytes(r.max_inflight), Bytes(0), kMaxBytes,
-                             "outstanding bytes per QP (0 = unlimited)")
-                         .count();
-    const std::string cc = s.choice("cc", "dcqcn", env.ccs->names(),
-                                    "congestion control of every QP; its keys are in "
-                                    "[transport.<cc>]");
-    r.cc.kind = env.ccs->find(cc);
-    auto t = s.table(r.cc.kind->name(), r.cc.kind->description());
-    r.cc.config = r.cc.kind->load(t, env.line);
-    t.finish();
+    load_rdma(s, env, "gbn", "dcqcn", r);
     return KindConfig::of(r);
   }
   std::unique_ptr<Transport> build(Network& net, FlowTable& flows, const KindConfig& cfg,
@@ -90,6 +61,73 @@ class RoceKind final : public TransportKind {
 };
 
 }  // namespace
+
+void load_rdma(Section& s, const TransportEnv& env, std::string_view recovery, std::string_view cc,
+               RoceConfig& r) {
+  r.recovery = s.choice("recovery", std::string(recovery), {"gbn", "irn"},
+                        "loss recovery: gbn = go-back-N (RoCE NICs), irn = selective repeat "
+                        "with a receiver bitmap, SACK NACKs and BDP flow control "
+                        "(REFERENCE.md §1.8); keys in [transport.irn]") == "irn"
+                   ? Recovery::kSelective
+                   : Recovery::kGoBackN;
+  auto irn = s.table("irn", "selective repeat (recovery = \"irn\"), the IRN paper's values");
+  r.irn.rto_low = irn.time("rto_low", r.irn.rto_low,
+                           "retransmission timeout while at most low_packets are outstanding");
+  r.irn.rto_high = irn.time("rto_high", r.irn.rto_high, "retransmission timeout otherwise");
+  r.irn.low_packets = static_cast<int>(
+      irn.integer("low_packets", r.irn.low_packets, 0, 1 << 20, "N of RTO_low, in packets"));
+  r.irn.bdp_cap = irn.bytes("bdp_cap", Bytes(r.irn.bdp_cap), Bytes(0), kMaxBytes,
+                            "BDP flow control: payload bytes outstanding per QP, also the "
+                            "receiver bitmap's reach (0 = NIC rate x the fabric's longest "
+                            "unloaded round trip)")
+                      .count();
+  if (!irn.describing()) {
+    if (r.irn.rto_low <= Time()) irn.fail("rto_low", "a positive duration");
+    if (r.irn.rto_high < r.irn.rto_low) irn.fail("rto_high", "a duration at least rto_low");
+  }
+  irn.finish();
+  const char* op_default = r.op == RdmaOp::kWrite  ? "write"
+                           : r.op == RdmaOp::kRead ? "read"
+                                                   : "send";
+  const std::string op = s.choice("op", op_default, {"send", "write", "read"},
+                                  "RDMA operation of every flow: send completes when the last "
+                                  "byte is at the receiver, write when its ACK is back at the "
+                                  "initiator, read is requested by the flow's destination");
+  r.op = op == "write" ? RdmaOp::kWrite : op == "read" ? RdmaOp::kRead : RdmaOp::kSend;
+  r.command_latency = s.time("command_latency", r.command_latency,
+                             "delay before the initiator acts on a flow (host software "
+                             "posting the operation; seed 004 §5.1 measures ~1 ms host-to-GPU)");
+  r.connection_setup = s.time("connection_setup", r.connection_setup,
+                              "added once, when a host pair's first flow starts (QP setup)");
+  r.qps_per_connection = static_cast<int>(s.integer(
+      "qps_per_connection", r.qps_per_connection, 1, 256,
+      "queue pairs per host pair (NCCL opens several); a message is split evenly over them"));
+  r.ack_every_packets =
+      static_cast<int>(s.integer("ack_every_packets", r.ack_every_packets, 1, 1 << 20,
+                                 "ACK coalescing: one ACK per N packets"));
+  r.ack_every_bytes = s.bytes("ack_every_bytes", Bytes(r.ack_every_bytes), Bytes(0), kMaxBytes,
+                              "ACK coalescing by bytes (0 = off); a message's end is always ACKed")
+                          .count();
+  r.nack_interval = s.time("nack_interval", r.nack_interval,
+                           "no repeated NACK for the same PSN within this time");
+  r.rto_base = s.time("rto_base", r.rto_base, "IB timeout unit (4.096 us)");
+  if (!s.describing() && r.rto_base <= Time()) s.fail("rto_base", "a positive duration");
+  r.rto_exponent = static_cast<int>(s.integer(
+      "rto_exponent", r.rto_exponent, 0, 31, "retransmission timeout = rto_base x 2^rto_exponent"));
+  r.retry_limit = static_cast<int>(
+      s.integer("retry_limit", r.retry_limit, 0, 1000, "consecutive timeouts before the QP fails"));
+  r.rto_backoff = s.boolean("rto_backoff", r.rto_backoff, "double the timeout after each expiry");
+  r.max_inflight = s.bytes("max_inflight", Bytes(r.max_inflight), Bytes(0), kMaxBytes,
+                           "outstanding bytes per QP (0 = unlimited)")
+                       .count();
+  const std::string cc_name = s.choice("cc", std::string(cc), env.ccs->names(),
+                                       "congestion control of every QP; its keys are in "
+                                       "[transport.<cc>]");
+  r.cc.kind = env.ccs->find(cc_name);
+  auto t = s.table(r.cc.kind->name(), r.cc.kind->description());
+  r.cc.config = r.cc.kind->load(t, env.line);
+  t.finish();
+}
 
 WireConfig load_wire(Section& s, uint8_t* tclass) {
   WireConfig w;

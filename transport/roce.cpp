@@ -1,14 +1,20 @@
 // RoCEv2 queue pairs; see roce.h.
 #include "transport/roce.h"
 
-#include <algorithm>  // max, min
-#include <deque>      // messages in flight per QP
+#include <algorithm>      // max, min
+#include <deque>          // messages in flight per QP
+#include <unordered_set>  // read requests already answered
 
 #include "core/assert.h"
+#include "net/round_trip.h"
+#include "transport/selective_repeat.h"
 
 namespace fabsim {
 namespace {
-constexpr uint8_t kLastOfMessage = 1;  // Packet::flags bit on a message's last packet
+constexpr uint8_t kLastOfMessage = 1;   // Packet::flags bit on a message's last packet
+constexpr int64_t kMinFrameBytes = 64;  // IEEE 802.3 minimum frame, FCS included
+constexpr uint8_t kSackFlag = 2;        // Packet::flags bit: a NACK carries a SACKed PSN in ext
+enum DeferredWhat : uint8_t { kBegin = 0, kReadRetry = 1 };
 }  // namespace
 
 // ---- sender side -----------------------------------------------------------------------------
@@ -17,7 +23,8 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
  public:
   SendQp(RoceTransport& t, uint32_t src, uint32_t dst, uint64_t index, uint8_t tclass)
       : t_(t), sim_(t.net_.sim()), host_(t.net_.host(src)), src_(src), dst_(dst), tclass_(tclass),
-        cc_(t.cc_.make(host_.rate(), sim_.now())), needs_(cc_->needs()) {
+        cc_(t.cc_.make(host_.rate(), sim_.now())), needs_(cc_->needs()), selective_(t.selective()),
+        sb_(t.cap_packets_) {
     read_output();
     endpoint_ = t.net_.endpoints().add(this);
     Rng rng = sim_.rng(stream_id(StreamKind::kQp, index));
@@ -29,6 +36,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   void set_peer(uint32_t recv_endpoint) { peer_ = recv_endpoint; }
   Rate rate() const { return out_.rate; }
   const CcNeeds& needs() const { return needs_; }
+  uint64_t max_outstanding() const { return sb_.max_outstanding(); }
 
   void post(uint32_t flow, int64_t bytes) {
     const int64_t mtu = t_.cfg_.wire.payload;
@@ -40,7 +48,18 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   }
 
   Time ready_at() const override {
-    if (dead_ || snd_nxt_ >= psn_end_) return Time::max();
+    if (dead_) return Time::max();
+    if (selective_) {
+      const uint64_t psn = sb_.next(psn_end_);
+      if (psn == SackScoreboard::kNone) return Time::max();
+      // The CC's window holds back new data; the holes of a recovery always go.
+      if (psn == sb_.nxt() && window_ != kUnlimitedWindow &&
+          static_cast<int64_t>(sb_.outstanding()) * t_.cfg_.wire.payload >= window_.count()) {
+        return Time::max();
+      }
+      return sent_any_ ? last_send_ + gap_ : Time();
+    }
+    if (snd_nxt_ >= psn_end_) return Time::max();
     if (window_ != kUnlimitedWindow &&
         static_cast<int64_t>(snd_nxt_ - snd_una_) * t_.cfg_.wire.payload >= window_.count()) {
       return Time::max();
@@ -50,14 +69,26 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   uint8_t tclass() const override { return tclass_; }
 
   Packet* take(Time now) override {
-    const uint64_t psn = snd_nxt_++;
+    uint64_t psn = 0;
+    bool resent = false;
+    if (selective_) {
+      psn = sb_.next(psn_end_);
+      resent = psn < sb_.nxt();
+      sb_.sent(psn);
+    } else {
+      psn = snd_nxt_++;
+      resent = psn < high_sent_;
+      if (!resent) high_sent_ = psn + 1;
+    }
     const Message& m = message_of(psn);
     const bool last = psn + 1 == m.end_psn;
     Packet* p = sim_.pool().acquire();
     p->type = PacketType::kData;
     p->seq = psn;
     p->payload = last ? m.last_payload : static_cast<uint32_t>(t_.cfg_.wire.payload);
-    p->size = static_cast<uint32_t>(p->payload + t_.cfg_.wire.header_bytes);
+    // Ethernet pads a frame to its 64-byte minimum (a 4-byte RDMA write of seed 004).
+    p->size = static_cast<uint32_t>(
+        std::max<int64_t>(p->payload + t_.cfg_.wire.header_bytes, kMinFrameBytes));
     p->flow = m.flow;
     p->endpoint = peer_;
     p->src = src_;
@@ -67,20 +98,37 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     p->ecn = needs_.cnp ? Ecn::kEct : Ecn::kNotEct;
     p->flags = last ? kLastOfMessage : 0;
     p->sent = now;
-    const bool resent = psn < high_sent_;
-    if (!resent) high_sent_ = psn + 1;
     t_.flows_.sent(m.flow, *p, now, resent);
     last_send_ = now;
     last_wire_ = p->size + framing_;
     sent_any_ = true;
     cc_->on_sent({now, Bytes(last_wire_)});
     cc_changed(/*kick=*/false);
-    if (!rto_timer_.armed()) rto_timer_.arm(sim_.scheduler(), this, kRto, now + rto());
+    if (selective_) {
+      rto_timer_.arm(sim_.scheduler(), this, kRto, now + rto());  // IRN: re-armed per send
+    } else if (!rto_timer_.armed()) {
+      rto_timer_.arm(sim_.scheduler(), this, kRto, now + rto());
+    }
     return p;
   }
 
   void receive(Packet* p) override {
     const Time now = sim_.now();
+    if (p->type == t_.read_request_) {
+      answer_read(p->flow, static_cast<int64_t>(p->seq));
+      sim_.pool().release(p);
+      return;
+    }
+    if (selective_) {
+      receive_selective(p, now);
+    } else {
+      receive_go_back_n(p, now);
+    }
+    sim_.pool().release(p);
+    flush_acked();
+  }
+
+  void receive_go_back_n(Packet* p, Time now) {
     switch (p->type) {
       case PacketType::kCnp:
         ++t_.counters_.rate_cuts;
@@ -111,7 +159,44 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
       default:
         FABSIM_ASSERT(false);
     }
-    sim_.pool().release(p);
+  }
+
+  // IRN (REFERENCE.md §1.8): the scoreboard decides; this turns its answers into signals.
+  void receive_selective(Packet* p, Time now) {
+    switch (p->type) {
+      case PacketType::kCnp:
+        ++t_.counters_.rate_cuts;
+        cc_->on_cnp({now});
+        trace_front('c', p->seq);
+        cc_changed(/*kick=*/true);
+        break;
+      case PacketType::kAck: {
+        trace_front('a', p->seq);
+        sb_.ack(p->seq);
+        const Bytes acked = acknowledge(sb_.una());
+        cc_->on_ack({now, acked});
+        cc_changed(/*kick=*/true);
+        break;
+      }
+      case PacketType::kNack: {
+        trace_front('n', p->seq);
+        const bool was = sb_.in_recovery();
+        if ((p->flags & kSackFlag) != 0) {
+          sb_.nack(p->seq, p->get_ext_at<uint64_t, 0>());
+        } else {
+          sb_.ack(p->seq);
+        }
+        if (!was && sb_.in_recovery()) ++t_.counters_.recoveries;
+        const Bytes acked = acknowledge(sb_.una());
+        const Bytes resent =
+            sb_.retransmit_pending() ? Bytes(t_.cfg_.wire.payload) : Bytes();  // the next hole
+        cc_->on_nack({now, acked, resent});
+        cc_changed(/*kick=*/true);
+        break;
+      }
+      default:
+        FABSIM_ASSERT(false);
+    }
   }
 
   void on_event(uint32_t tag, uint32_t gen) override {
@@ -121,7 +206,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
       cc_changed(/*kick=*/true);
       return;
     }
-    if (!rto_timer_.fire(gen) || snd_una_ >= high_sent_ || dead_) return;
+    if (!rto_timer_.fire(gen) || snd_una_ >= sent_end() || dead_) return;
     ++t_.counters_.timeouts;
     ++t_.flows_[message_of(snd_una_).flow].timeouts;
     trace_front('t', snd_una_);
@@ -130,7 +215,11 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
       ++t_.counters_.failed_qps;
       return;
     }
-    snd_nxt_ = snd_una_;
+    if (selective_) {
+      sb_.timeout();  // resend what is outstanding and not SACKed
+    } else {
+      snd_nxt_ = snd_una_;
+    }
     cc_->on_timeout({sim_.now(), retries_});
     cc_changed(/*kick=*/false);
     rto_timer_.arm(sim_.scheduler(), this, kRto, sim_.now() + rto());
@@ -174,7 +263,29 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     return Bytes(bytes);
   }
 
-  Time rto() const { return t_.cfg_.rto(retries_); }
+  // One past the highest PSN sent: what a timeout may have to recover.
+  uint64_t sent_end() const { return selective_ ? sb_.nxt() : high_sent_; }
+
+  Time rto() const {
+    if (!selective_) return t_.cfg_.rto(retries_);
+    const IrnConfig& irn = t_.cfg_.irn;
+    return sb_.outstanding() <= static_cast<uint64_t>(irn.low_packets) ? irn.rto_low : irn.rto_high;
+  }
+
+  // A read request for `bytes` of flow `flow` reached this QP's host (the data's source).
+  void answer_read(uint32_t flow, int64_t bytes) {
+    if (!reads_.insert(flow).second) return;  // a retried request: already answered
+    post(flow, bytes);
+  }
+
+  // Write completions found while acknowledging, reported once the QP's state is settled
+  // (a completion may start the next flow on this very QP).
+  void flush_acked() {
+    if (acked_flows_.empty()) return;
+    const std::vector<uint32_t> done = std::move(acked_flows_);
+    acked_flows_.clear();
+    for (const uint32_t f : done) t_.part_acked(f, sim_.now());
+  }
 
   // Cumulative acknowledgement up to `psn` (exclusive); returns the payload bytes it newly
   // acknowledges (0 for a stale one). The caller wakes the QP.
@@ -183,9 +294,12 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     const Bytes acked = payload_between(snd_una_, psn);
     snd_una_ = psn;
     retries_ = 0;
-    while (!messages_.empty() && messages_.front().end_psn <= snd_una_) messages_.pop_front();
+    while (!messages_.empty() && messages_.front().end_psn <= snd_una_) {
+      if (t_.cfg_.op == RdmaOp::kWrite) acked_flows_.push_back(messages_.front().flow);
+      messages_.pop_front();
+    }
     snd_nxt_ = std::max(snd_nxt_, snd_una_);
-    if (snd_una_ >= high_sent_) {
+    if (snd_una_ >= sent_end()) {
       rto_timer_.cancel();
     } else {
       rto_timer_.arm(sim_.scheduler(), this, kRto, sim_.now() + rto());
@@ -195,7 +309,10 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
 
   // Offers the QP to the NIC when it has data to send.
   void wake() {
-    if (!dead_ && snd_nxt_ < psn_end_) host_.activate(this);
+    if (dead_) return;
+    if (selective_ ? sb_.next(psn_end_) != SackScoreboard::kNone : snd_nxt_ < psn_end_) {
+      host_.activate(this);
+    }
   }
 
   // Current rate and window: the CC's, the window capped by max_inflight.
@@ -252,6 +369,10 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   int retries_ = 0;  // consecutive timeouts without progress
   Timer rto_timer_;
   Timer cc_timer_;
+  bool selective_;                      // IRN recovery: sb_ holds snd_una / snd_nxt
+  SackScoreboard sb_;                   // selective repeat only
+  std::unordered_set<uint32_t> reads_;  // flows whose read request this QP answered
+  std::vector<uint32_t> acked_flows_;   // write parts fully acknowledged, to report
 };
 
 // ---- receiver side ---------------------------------------------------------------------------
@@ -262,7 +383,8 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
   RecvQp(RoceTransport& t, uint32_t host, uint32_t peer_host, uint16_t sport, uint32_t peer_ep,
          const CcNeeds& needs)
       : t_(t), sim_(t.net_.sim()), host_(t.net_.host(host)), self_(host), peer_host_(peer_host),
-        sport_(sport), peer_ep_(peer_ep), cnp_(needs.cnp), pacer_(needs.cnp_interval) {
+        sport_(sport), peer_ep_(peer_ep), cnp_(needs.cnp), pacer_(needs.cnp_interval),
+        selective_(t.selective()), bitmap_(t.cap_packets_) {
     endpoint_ = t.net_.endpoints().add(this);
   }
   uint32_t endpoint() const { return endpoint_; }
@@ -280,7 +402,9 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
         }
       }
     }
-    if (p->seq == expected_) {
+    if (selective_) {
+      receive_selective(*p, now);
+    } else if (p->seq == expected_) {
       ++expected_;
       deliver(p->flow, p->payload, now);
       ++pending_packets_;
@@ -306,6 +430,12 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
     sim_.pool().release(p);
   }
 
+  /// Sends a read request for `bytes` of `flow` to the paired sender (the data's source).
+  void request_read(uint32_t flow, int64_t bytes) {
+    ++t_.counters_.read_requests;
+    send_control(t_.read_request_, static_cast<uint64_t>(bytes), flow);
+  }
+
   void on_event(uint32_t /*tag*/, uint32_t gen) override {
     if (cnp_timer_.fire(gen) && pacer_.on_timer(sim_.now())) {
       send_control(PacketType::kCnp, 0, last_marked_flow_);
@@ -313,14 +443,76 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
   }
 
  private:
-  void deliver(uint32_t flow, uint32_t bytes, Time now) { t_.flows_.delivered(flow, bytes, now); }
+  // IRN's receiver (REFERENCE.md §1.8): out-of-order packets are placed and SACKed with a
+  // NACK carrying the cumulative ACK; while a hole is open every arrival is NACKed; when the
+  // last hole fills an ACK ends the sender's recovery.
+  void receive_selective(const Packet& p, Time now) {
+    const bool had_holes = bitmap_.has_holes();
+    const ReorderBitmap::Result r = bitmap_.arrive(p.seq);
+    expected_ = bitmap_.expected();
+    switch (r.kind) {
+      case ReorderBitmap::Arrival::kInOrder:
+        deliver(p.flow, p.payload, now);
+        if (bitmap_.has_holes()) {
+          send_sack(p.seq);
+        } else if (had_holes) {
+          send_ack();
+        } else {
+          ++pending_packets_;
+          pending_bytes_ += p.payload;
+          const auto& cfg = t_.cfg_;
+          if (pending_packets_ >= cfg.ack_every_packets ||
+              (cfg.ack_every_bytes > 0 && pending_bytes_ >= cfg.ack_every_bytes) ||
+              (p.flags & kLastOfMessage) != 0) {
+            send_ack();
+          }
+        }
+        break;
+      case ReorderBitmap::Arrival::kOutOfOrder:
+        ++t_.flows_[p.flow].out_of_order;
+        deliver(p.flow, p.payload, now);  // placed directly (RDMA write semantics)
+        send_sack(p.seq);
+        break;
+      case ReorderBitmap::Arrival::kDuplicate:
+        if (p.seq < expected_) {
+          send_ack();  // its ACK may have been lost
+        } else if (!nacked_ || nack_psn_ != p.seq || now - nack_time_ >= t_.cfg_.nack_interval) {
+          nacked_ = true;
+          nack_psn_ = p.seq;
+          nack_time_ = now;
+          send_sack(p.seq);
+        }
+        break;
+      case ReorderBitmap::Arrival::kBeyond:
+        ++t_.counters_.beyond_bitmap;  // discarded; the sender's timeout recovers it
+        break;
+    }
+  }
+
+  void send_sack(uint64_t psn) {
+    ++t_.counters_.nacks;
+    ++t_.counters_.sacks;
+    pending_packets_ = 0;
+    pending_bytes_ = 0;
+    send_control(PacketType::kNack, expected_, 0, psn);
+  }
+
+  void deliver(uint32_t flow, uint32_t bytes, Time now) {
+    if (t_.cfg_.op == RdmaOp::kWrite) {
+      t_.flows_[flow].delivered += bytes;  // a write completes at its initiator, on the ACK
+    } else {
+      t_.flows_.delivered(flow, bytes, now);
+    }
+  }
   void send_ack() {
     pending_packets_ = 0;
     pending_bytes_ = 0;
     ++t_.counters_.acks;
     send_control(PacketType::kAck, expected_);
   }
-  void send_control(PacketType type, uint64_t psn, uint32_t flow = 0) {
+  // `sack`: a selective-repeat NACK's SACKed PSN (kNoSack for none).
+  static constexpr uint64_t kNoSack = UINT64_MAX;
+  void send_control(PacketType type, uint64_t psn, uint32_t flow = 0, uint64_t sack = kNoSack) {
     if (type == PacketType::kCnp) {
       ++t_.counters_.cnps;
       if (t_.flows_.size() > flow && t_.flows_[flow].trace) {
@@ -335,7 +527,12 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
     p->dst = peer_host_;
     p->sport = sport_;
     p->endpoint = peer_ep_;
+    p->flow = flow;
     p->sent = sim_.now();
+    if (sack != kNoSack) {
+      p->flags = kSackFlag;
+      p->set_ext_at<uint64_t, 0>(sack);
+    }
     host_.send_control(p);
   }
 
@@ -357,6 +554,8 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
   CnpPacer pacer_;
   Timer cnp_timer_;
   uint32_t last_marked_flow_ = 0;
+  bool selective_;
+  ReorderBitmap bitmap_;  // selective repeat only
 };
 
 // ---- transport -------------------------------------------------------------------------------
@@ -371,7 +570,20 @@ Time RoceConfig::rto(int expiries) const {
 }
 
 RoceTransport::RoceTransport(Network& net, FlowTable& flows, const RoceConfig& cfg)
-    : net_(net), flows_(flows), cfg_(cfg), cc_(cfg.cc) {}
+    : net_(net), flows_(flows), cfg_(cfg), cc_(cfg.cc) {
+  // Its own packet kind: GSE switches treat the core's kRequest as a DGSQ request.
+  read_request_ = net.sim().packet_kinds().reserve(cfg.name, 1).kind(0, /*data=*/false);
+  if (selective() && net.host_count() > 0) {
+    const int64_t payload = cfg_.wire.payload;
+    int64_t cap = cfg_.irn.bdp_cap;
+    if (cap == 0) {
+      const Time rtt =
+          longest_base_rtt(net, payload + cfg_.wire.header_bytes, cfg_.wire.control_bytes);
+      cap = bytes_in(rtt, net.host(0).rate());
+    }
+    cap_packets_ = std::max<uint64_t>(1, static_cast<uint64_t>((cap + payload - 1) / payload));
+  }
+}
 
 RoceTransport::~RoceTransport() = default;
 
@@ -394,26 +606,112 @@ RoceTransport::Connection& RoceTransport::connection(uint32_t src, uint32_t dst,
 
 void RoceTransport::start(uint32_t id) {
   const FlowSpec& spec = flows_[id].spec;
+  const Time now = net_.sim().now();
   if (spec.bytes == 0) {
-    flows_.complete(id, net_.sim().now());
+    flows_.complete(id, now);
     return;
   }
+  Time at = now + cfg_.command_latency;
+  if (cfg_.connection_setup > Time()) {
+    const uint64_t key = (static_cast<uint64_t>(spec.src) << 32) | spec.dst;
+    const auto [it, fresh] = conn_ready_.try_emplace(key, now + cfg_.connection_setup);
+    at = std::max(at, it->second);
+  }
+  if (at > now) {
+    defer(at, id, kBegin);
+  } else {
+    begin(id);
+  }
+}
+
+void RoceTransport::begin(uint32_t id) {
+  const FlowSpec& spec = flows_[id].spec;
   Connection& c = connection(spec.src, spec.dst, spec.tclass);
+  if (cfg_.op == RdmaOp::kRead) {
+    send_read_request(id);
+    return;
+  }
   const auto k = static_cast<int64_t>(c.send.size());
+  const int64_t per = spec.bytes / k;
+  const int64_t rem = spec.bytes % k;
+  int parts = 0;
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t b = per + (i < rem ? 1 : 0);
+    if (b > 0) {
+      c.send[i]->post(id, b);
+      ++parts;
+    }
+  }
+  if (cfg_.op == RdmaOp::kWrite) parts_left_[id] = parts;
+}
+
+// A read: the data's destination asks each QP of the connection for its share; a request that
+// is lost is sent again after a retransmission timeout if no data of the flow has arrived.
+void RoceTransport::send_read_request(uint32_t id) {
+  const FlowSpec& spec = flows_[id].spec;
+  Connection& c = connection(spec.src, spec.dst, spec.tclass);
+  const auto k = static_cast<int64_t>(c.recv.size());
   const int64_t per = spec.bytes / k;
   const int64_t rem = spec.bytes % k;
   for (int64_t i = 0; i < k; ++i) {
     const int64_t b = per + (i < rem ? 1 : 0);
-    if (b > 0) c.send[i]->post(id, b);
+    if (b > 0) c.recv[i]->request_read(id, b);
   }
+  const Time rto = selective() ? cfg_.irn.rto_low : cfg_.rto(0);
+  defer(net_.sim().now() + rto, id, kReadRetry);
+}
+
+void RoceTransport::defer(Time at, uint32_t id, uint8_t what) {
+  deferred_.push({at, deferred_order_++, id, what});
+  const Time next = deferred_.top().at;
+  if (!deferred_timer_.armed() || deferred_timer_.when() != next) {
+    deferred_timer_.arm(net_.sim().scheduler(), this, 0, next);
+  }
+}
+
+void RoceTransport::on_event(uint32_t /*tag*/, uint32_t gen) {
+  if (!deferred_timer_.fire(gen)) return;
+  const Time now = net_.sim().now();
+  while (!deferred_.empty() && deferred_.top().at <= now) {
+    const Deferred d = deferred_.top();
+    deferred_.pop();
+    if (d.what == kBegin) {
+      begin(d.flow);
+    } else if (flows_[d.flow].packets_received == 0 && !flows_[d.flow].done) {
+      send_read_request(d.flow);  // no response yet: the request or all its data was lost
+    }
+  }
+  if (!deferred_.empty()) deferred_timer_.arm(net_.sim().scheduler(), this, 0, deferred_.top().at);
+}
+
+void RoceTransport::part_acked(uint32_t id, Time now) {
+  const auto it = parts_left_.find(id);
+  if (it == parts_left_.end() || --it->second > 0) return;
+  parts_left_.erase(it);
+  flows_.complete(id, now);
 }
 
 void RoceTransport::finish() {}
 
 std::vector<std::pair<std::string, uint64_t>> RoceTransport::counters() const {
-  return {{"acks", counters_.acks},         {"nacks", counters_.nacks},
-          {"cnps", counters_.cnps},         {"rate_cuts", counters_.rate_cuts},
-          {"timeouts", counters_.timeouts}, {"failed_qps", counters_.failed_qps}};
+  std::vector<std::pair<std::string, uint64_t>> c = {
+      {"acks", counters_.acks},         {"nacks", counters_.nacks},
+      {"cnps", counters_.cnps},         {"rate_cuts", counters_.rate_cuts},
+      {"timeouts", counters_.timeouts}, {"failed_qps", counters_.failed_qps}};
+  if (selective()) {
+    c.insert(c.end(), {{"sacks", counters_.sacks},
+                       {"recoveries", counters_.recoveries},
+                       {"beyond_bitmap", counters_.beyond_bitmap},
+                       {"bdp_cap_packets", cap_packets_}});
+  }
+  if (cfg_.op == RdmaOp::kRead) c.emplace_back("read_requests", counters_.read_requests);
+  return c;
+}
+
+int64_t RoceTransport::max_outstanding_bytes(uint32_t src, uint32_t dst, int qp) const {
+  const auto it = conns_.find((static_cast<uint64_t>(src) << 32) | dst);
+  if (it == conns_.end() || qp >= static_cast<int>(it->second->send.size())) return 0;
+  return static_cast<int64_t>(it->second->send[qp]->max_outstanding()) * cfg_.wire.payload;
 }
 
 Rate RoceTransport::qp_rate(uint32_t src, uint32_t dst, int qp) const {

@@ -1,8 +1,19 @@
-// RoCEv2 reliable connection (seed 002 §1.2; REFERENCE.md §1.5-1.7): queue pairs on each NIC,
+// RoCEv2 reliable connection (seed 002 §1.2; REFERENCE.md §1.5-1.8): queue pairs on each NIC,
 // messages segmented into MTU packets, congestion control per QP behind the cc/ interface
 // (DCQCN by default; DESIGN.md "Seams: CC interface") with pacing at its rate and its window,
-// coalesced cumulative ACKs, go-back-N with a NACK on a sequence gap, and an InfiniBand-style
-// retransmission timeout (4.096 us x 2^exponent, with a retry limit).
+// coalesced cumulative ACKs, and one of two loss recoveries:
+//  - go-back-N (`recovery = "gbn"`, the RoCE default): a NACK on a sequence gap, the receiver
+//    drops out-of-order packets, the sender rewinds; an InfiniBand-style retransmission timeout
+//    (4.096 us x 2^exponent, with a retry limit);
+//  - selective repeat (`recovery = "irn"`, IRN, REFERENCE.md §1.8; transport/selective_repeat.h):
+//    a receiver bitmap, NACKs carrying the cumulative ACK and the arriving PSN, retransmission
+//    of the holes only, BDP flow control, RTO_low / RTO_high.
+// The RDMA operation (`op`) says what a flow is: "send" completes when the last byte is at the
+// receiver; "write" completes at the initiator when the ACK of its last byte returns; "read":
+// the flow's destination asks its source with a read request, and completes when the last byte
+// of the response arrives. A command latency (host software posting the operation) and a
+// connection setup time (first use of a host pair) delay the start (seed 004 §3.3, §5.1).
+// RLTP (seed 004, transport/rltp/) is this machinery with its own header and defaults.
 // A connection between two hosts has `qps_per_connection` QPs (NCCL opens several), each with
 // its own UDP source port, so ECMP can place them on different paths; a message is split
 // evenly over them and completes when all its bytes have arrived in order.
@@ -10,6 +21,8 @@
 
 #include <cstdint>        // PSNs, counters
 #include <memory>         // connection ownership
+#include <queue>          // deferred starts
+#include <string>         // kind name
 #include <unordered_map>  // connections by host pair
 #include <vector>         // QPs
 
@@ -20,8 +33,29 @@
 
 namespace fabsim {
 
+/// How a QP recovers lost packets.
+enum class Recovery : uint8_t { kGoBackN, kSelective };
+/// What a flow is as an RDMA operation, and where it completes (see the header comment).
+enum class RdmaOp : uint8_t { kSend, kWrite, kRead };
+
+/// IRN's parameters (REFERENCE.md §1.8: the IRN paper's values).
+struct IrnConfig {
+  Time rto_low = Time::us(100);   // timeout while at most `low_packets` are outstanding
+  Time rto_high = Time::us(320);  // timeout otherwise
+  int low_packets = 3;            // N of RTO_low
+  /// BDP flow control: bytes outstanding per QP (0 = the NIC line rate x the fabric's longest
+  /// unloaded round trip, net/round_trip.h). Also the receiver bitmap's reach.
+  int64_t bdp_cap = 0;
+};
+
 struct RoceConfig {
   WireConfig wire;
+  std::string name = "roce";  // the kind's name (RLTP reuses the machinery)
+  Recovery recovery = Recovery::kGoBackN;
+  IrnConfig irn;
+  RdmaOp op = RdmaOp::kSend;
+  Time command_latency;   // before the initiator acts on a flow (host software, seed 004 §5.1)
+  Time connection_setup;  // added once, on a host pair's first flow (QP setup)
   int qps_per_connection = 1;
   /// ACK coalescing: an ACK after every `ack_every_packets` in-order packets, or once
   /// `ack_every_bytes` payload bytes (0 = off) accumulated, and always at a message's end.
@@ -46,7 +80,7 @@ struct RoceConfig {
   Time rto(int expiries) const;
 };
 
-class RoceTransport : public Transport {
+class RoceTransport : public Transport, public EventTarget {
  public:
   RoceTransport(Network& net, FlowTable& flows, const RoceConfig& cfg);
   ~RoceTransport() override;
@@ -55,8 +89,15 @@ class RoceTransport : public Transport {
   std::vector<std::pair<std::string, uint64_t>> counters() const override;
   uint64_t failed_senders() const override { return counters_.failed_qps; }
 
+  void on_event(uint32_t tag, uint32_t gen) override;
+
   /// Current CC pacing rate of the `qp`-th QP from `src` to `dst` (tests), or 0 if none.
   Rate qp_rate(uint32_t src, uint32_t dst, int qp = 0) const;
+  /// The most payload bytes a QP from `src` to `dst` ever had outstanding (selective repeat;
+  /// tests of BDP flow control), or 0 if none.
+  int64_t max_outstanding_bytes(uint32_t src, uint32_t dst, int qp = 0) const;
+  /// The BDP cap each selective-repeat QP runs with, in packets (0 under go-back-N).
+  uint64_t bdp_cap_packets() const { return cap_packets_; }
 
   struct Counters {
     uint64_t cnps = 0;        // CNPs sent by notification points
@@ -65,6 +106,11 @@ class RoceTransport : public Transport {
     uint64_t timeouts = 0;    // retransmission timeouts
     uint64_t failed_qps = 0;  // QPs that exhausted their retries
     uint64_t rate_cuts = 0;   // CNPs applied at reaction points
+    // selective repeat
+    uint64_t sacks = 0;          // NACKs carrying a SACK (out-of-order arrivals)
+    uint64_t recoveries = 0;     // recovery episodes entered on a NACK
+    uint64_t beyond_bitmap = 0;  // arrivals past the receiver bitmap (discarded)
+    uint64_t read_requests = 0;  // read requests sent (retries included)
   };
   const Counters& stats() const { return counters_; }
 
@@ -76,6 +122,13 @@ class RoceTransport : public Transport {
     std::vector<std::unique_ptr<RecvQp>> recv;
   };
   Connection& connection(uint32_t src, uint32_t dst, uint8_t tclass);
+  /// The operation of flow `id` begins now (after its command latency and setup).
+  void begin(uint32_t id);
+  void defer(Time at, uint32_t id, uint8_t what);
+  void send_read_request(uint32_t id);
+  /// Part of flow `id` was fully acknowledged at its sender (write completion).
+  void part_acked(uint32_t id, Time now);
+  bool selective() const { return cfg_.recovery == Recovery::kSelective; }
 
   Network& net_;
   FlowTable& flows_;
@@ -85,6 +138,20 @@ class RoceTransport : public Transport {
   std::vector<Connection*> order_;  // creation order, for deterministic iteration
   uint64_t next_qp_ = 0;
   Counters counters_;
+  uint64_t cap_packets_ = 0;  // selective repeat: BDP cap in packets
+  PacketType read_request_;   // this transport's packet kind for read requests
+  struct Deferred {
+    Time at;
+    uint64_t order;  // FIFO among equal times (determinism)
+    uint32_t flow;
+    uint8_t what;  // kBegin or kReadRetry
+    bool operator>(const Deferred& o) const { return at != o.at ? at > o.at : order > o.order; }
+  };
+  std::priority_queue<Deferred, std::vector<Deferred>, std::greater<>> deferred_;
+  uint64_t deferred_order_ = 0;
+  Timer deferred_timer_;
+  std::unordered_map<uint32_t, int> parts_left_;   // write: QP parts not yet acknowledged
+  std::unordered_map<uint64_t, Time> conn_ready_;  // host pair -> setup done
 };
 
 }  // namespace fabsim

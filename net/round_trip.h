@@ -1,0 +1,20 @@
+// The fabric's base round trip, for mechanisms sized by the bandwidth-delay product (IRN's
+// BDP flow control, REFERENCE.md §1.8: "BDP cap = the network's max BDP"). Read off the built
+// network: no topology arithmetic, only links, their rates and delays.
+#pragma once
+
+#include <cstdint>  // frame sizes
+
+#include "core/units.h"
+
+namespace fabsim {
+
+class Network;
+
+/// The longest of the shortest unloaded round trips from host 0 to every other host: a
+/// `data_frame`-byte frame out and an `ack_frame`-byte frame back, each store-and-forward
+/// (serialization with framing, plus propagation and security latency, per hop). Fabrics in
+/// fabsim are symmetric, so host 0 stands for every host. Zero with fewer than two hosts.
+Time longest_base_rtt(Network& net, int64_t data_frame, int64_t ack_frame);
+
+}  // namespace fabsim
