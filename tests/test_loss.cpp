@@ -4,6 +4,8 @@
 // unchanged; the scope key; the loader's errors; and the ledger under bursty loss.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>  // scenario text
+
 #include <string>   // scenarios
 #include <utility>  // scope table
 #include <vector>   // scope table
@@ -351,6 +353,35 @@ TEST(LossLoader, ReadsTheGilbertModelAndScope) {
   EXPECT_EQ(d.network.loss.kind, LossModel::Kind::kBernoulli);
   EXPECT_EQ(d.network.loss.probability, 0.02);
   EXPECT_EQ(d.network.loss_links, LossScope::kAll);
+}
+
+// The effective scenario records only the keys of the chosen model, so given again (here its
+// [network] block, written back as TOML) it loads to the same model.
+TEST(LossLoader, EffectiveScenarioSaysTheLossOnceAndLoadsAgain) {
+  auto again = [](const ScenarioConfig& c) {
+    const nlohmann::ordered_json& net = c.effective["network"];
+    std::string toml = "[network]\n";
+    if (net.contains("loss_probability"))
+      toml += fmt::format("loss_probability = {}\n", net["loss_probability"].dump());
+    toml += "[network.loss]\n";
+    for (const auto& [key, value] : net["loss"].items()) toml += key + " = " + value.dump() + "\n";
+    return load_scenario_text(toml, "again.toml", {});
+  };
+  const ScenarioConfig top = load_scenario_text("[network]\nloss_probability = 0.02\n", "a", {});
+  EXPECT_FALSE(top.effective["network"]["loss"].contains("probability"));
+  EXPECT_EQ(again(top).network.loss.probability, 0.02);
+  const ScenarioConfig none = load_scenario_text("", "b", {});
+  EXPECT_FALSE(none.effective["network"].contains("loss_probability"));
+  EXPECT_EQ(none.effective["network"]["loss"]["probability"], 0.0);
+  EXPECT_FALSE(again(none).network.loss.active());
+  const ScenarioConfig ge =
+      load_scenario_text("[network.loss]\nmodel = \"gilbert\"\np = 0.01\nr = 0.2\n", "c", {});
+  EXPECT_FALSE(ge.effective["network"]["loss"].contains("probability"));
+  const ScenarioConfig ge2 = again(ge);
+  EXPECT_EQ(ge2.network.loss.kind, LossModel::Kind::kGilbert);
+  EXPECT_EQ(ge2.network.loss.p, 0.01);
+  EXPECT_EQ(ge2.network.loss.r, 0.2);
+  EXPECT_EQ(ge2.network.loss_links, LossScope::kAll);
 }
 
 TEST(LossLoader, ErrorsNameTheKey) {
