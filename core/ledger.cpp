@@ -13,6 +13,8 @@ std::string_view drop_cause_name(DropCause c) {
       return "admission";
     case DropCause::kRandomLoss:
       return "random_loss";
+    case DropCause::kBurstLoss:
+      return "burst_loss";
     case DropCause::kBitError:
       return "bit_error";
     case DropCause::kDeadLink:

@@ -36,7 +36,8 @@ namespace fabsim {
 enum class DropCause : uint8_t {
   kBuffer,          // a switch's shared buffer had no room for it (queue or hold)
   kAdmission,       // an admission hook chose to drop it (net/hooks.h)
-  kRandomLoss,      // the link's configured random loss (network.link.loss_probability)
+  kRandomLoss,      // the link's Bernoulli loss model (network.loss_probability, network.loss)
+  kBurstLoss,       // the link's Gilbert-Elliott loss model (network.loss.model = "gilbert")
   kBitError,        // an uncorrectable bit error (link BER after FEC)
   kDeadLink,        // sent into, or on the wire of, a cable that was down
   kUnroutable,      // no route to its destination (every path failed)

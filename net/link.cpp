@@ -1,4 +1,5 @@
-// Link propagation with one pending event, up/down state and the bit-error model; see link.h.
+// Link propagation with one pending event, up/down state, the loss models and the bit-error
+// model; see link.h.
 #include "net/link.h"
 
 #include <cmath>  // lgamma, log1p, exp
@@ -40,10 +41,57 @@ double frame_loss_probability(double ber, Fec fec, int64_t frame_bits) {
   return -std::expm1(codewords * std::log1p(-pcw));
 }
 
-Link::Link(Simulation& sim, const Config& cfg, Node* dst, uint16_t dst_port, uint64_t index)
+bool in_scope(LossScope scope, LinkRole role) {
+  switch (scope) {
+    case LossScope::kAll:
+      return true;
+    case LossScope::kHostUp:
+      return role == LinkRole::kHostUp;
+    case LossScope::kHostDown:
+      return role == LinkRole::kHostDown;
+    case LossScope::kHosts:
+      return role != LinkRole::kFabric;
+    case LossScope::kFabric:
+      return role == LinkRole::kFabric;
+  }
+  return false;
+}
+
+double LossModel::mean_loss() const {
+  if (kind == Kind::kBernoulli) return probability;
+  return (r * loss_good + p * loss_bad) / (p + r);
+}
+
+bool LossModel::active() const {
+  if (kind == Kind::kBernoulli) return probability > 0;
+  return loss_good > 0 || (p > 0 && loss_bad > 0);
+}
+
+Link::Link(Simulation& sim, const Config& cfg, Node* dst, uint16_t dst_port, uint64_t index,
+           LinkRole role)
     : sim_(sim), cfg_(cfg), dst_(dst), dst_port_(dst_port),
-      rng_(sim.rng(stream_id(StreamKind::kLink, index))) {
+      rng_(sim.rng(stream_id(StreamKind::kLink, index))), role_(role) {
   set_ber(cfg.ber);
+}
+
+void Link::set_loss(const LossModel& model) {
+  FABSIM_ASSERT(model.kind == LossModel::Kind::kBernoulli
+                    ? model.probability >= 0 && model.probability <= 1
+                    : model.p >= 0 && model.p <= 1 && model.r > 0 && model.r <= 1 &&
+                          model.loss_good >= 0 && model.loss_good <= 1 && model.loss_bad >= 0 &&
+                          model.loss_bad <= 1);
+  loss_ = model;
+  loss_active_ = model.active();
+  bad_ = false;
+}
+
+// Bernoulli makes exactly the one draw it always made (scenarios keep their figures).
+// Gilbert-Elliott draws the frame's loss in the current state, then the transition.
+bool Link::model_loses() {
+  if (loss_.kind == LossModel::Kind::kBernoulli) return rng_.bernoulli(loss_.probability);
+  const bool lost = rng_.bernoulli(bad_ ? loss_.loss_bad : loss_.loss_good);
+  bad_ = bad_ ? !rng_.bernoulli(loss_.r) : rng_.bernoulli(loss_.p);
+  return lost;
 }
 
 void Link::set_ber(double ber) {
@@ -79,10 +127,14 @@ void Link::transmit(Packet* p) {
       return;
     }
   }
-  if (cfg_.loss_probability > 0 && p->type != PacketType::kPfc &&
-      rng_.bernoulli(cfg_.loss_probability)) {
-    ++lost_;
-    sim_.drop(p, DropCause::kRandomLoss);
+  if (loss_active_ && p->type != PacketType::kPfc && model_loses()) {
+    if (loss_.kind == LossModel::Kind::kBernoulli) {
+      ++lost_;
+      sim_.drop(p, DropCause::kRandomLoss);
+    } else {
+      ++burst_lost_;
+      sim_.drop(p, DropCause::kBurstLoss);
+    }
     return;
   }
   ring_.push_back({p, sim_.now() + cfg_.delay + cfg_.extra_delay});

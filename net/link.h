@@ -1,5 +1,5 @@
-// A unidirectional link: rate, propagation delay, an optional random loss probability, an
-// up/down state and a bit-error model (docs/FAULTS.md).
+// A unidirectional link: rate, propagation delay, a loss model (random or bursty), an up/down
+// state and a bit-error model (docs/FAULTS.md).
 // DESIGN.md "The engine": in-flight packets wait in a FIFO ring and the link arms exactly one
 // event, for the head packet; arrival order equals departure order because the delay is fixed.
 // Error model: a pre-FEC bit error rate and an FEC; a frame is lost when a codeword it spans is
@@ -27,6 +27,42 @@ enum class Fec : uint8_t {
   kRs544,  // IEEE 802.3 clause 91/134 RS(544,514) "KP4": 10-bit symbols, corrects 15 per codeword
 };
 
+/// What a link connects; set by Network::connect, read when a loss model is scoped to some links.
+enum class LinkRole : uint8_t {
+  kHostUp,    // host NIC -> switch
+  kHostDown,  // switch -> host NIC
+  kFabric,    // switch -> switch
+};
+
+/// Which links a scenario's loss model applies to (`network.loss.links`).
+enum class LossScope : uint8_t { kAll, kHostUp, kHostDown, kHosts, kFabric };
+/// Whether a link of role `role` is in `scope`.
+bool in_scope(LossScope scope, LinkRole role);
+
+/// Per-frame loss on a link (docs/FAULTS.md "Loss models"); PFC frames are exempt.
+///  - Bernoulli: each frame is lost independently with `probability`.
+///  - Gilbert-Elliott: a two-state Markov chain stepped once per frame. A frame is lost with
+///    `loss_good` (k) in the good state and `loss_bad` (h) in the bad one; then the chain moves
+///    good -> bad with `p` and bad -> good with `r`. It starts in the good state. Stationary bad
+///    fraction p / (p + r); mean loss (r k + p h) / (p + r); mean stay in the bad state 1 / r.
+struct LossModel {
+  enum class Kind : uint8_t { kBernoulli, kGilbert };
+  Kind kind = Kind::kBernoulli;
+  double probability = 0;  // Bernoulli
+  double p = 0;            // Gilbert-Elliott: P(good -> bad) per frame
+  double r = 1;            // P(bad -> good) per frame, > 0
+  double loss_good = 0;    // k
+  double loss_bad = 1;     // h
+  static LossModel bernoulli(double probability) { return {Kind::kBernoulli, probability}; }
+  static LossModel gilbert(double p, double r, double loss_bad = 1, double loss_good = 0) {
+    return {Kind::kGilbert, 0, p, r, loss_good, loss_bad};
+  }
+  /// The long-run fraction of frames lost.
+  double mean_loss() const;
+  /// Whether the model can lose a frame at all (no random draws are made otherwise).
+  bool active() const;
+};
+
 /// Post-FEC loss probability of a frame of `frame_bits` bits at pre-FEC bit error rate `ber`,
 /// with independent bit errors. RS(544,514): symbol error p_s = 1 - (1 - ber)^10, codeword
 /// failure P_cw = P[Binomial(544, p_s) > 15], and a frame spans ceil(bits / 5140) codewords.
@@ -38,10 +74,9 @@ class Link : public EventTarget {
  public:
   struct Config {
     Rate rate = Rate::gbps(100);
-    Time delay = Time::us(1);       // propagation delay
-    double loss_probability = 0.0;  // per packet, PFC frames exempt (tests, lossy optics)
-    int64_t framing_bytes = 20;     // preamble + SFD (8) + inter-frame gap (12) per frame
-    double ber = 0.0;               // pre-FEC bit error rate
+    Time delay = Time::us(1);    // propagation delay
+    int64_t framing_bytes = 20;  // preamble + SFD (8) + inter-frame gap (12) per frame
+    double ber = 0.0;            // pre-FEC bit error rate
     Fec fec = Fec::kRs544;
     // Link security (docs/SECURITY.md): latency per frame, bytes per frame (MACsec), and a
     // capacity factor num/den on serialization (PHYSec channel-level blocks).
@@ -50,7 +85,9 @@ class Link : public EventTarget {
     int64_t scale_num = 1;
     int64_t scale_den = 1;
   };
-  Link(Simulation& sim, const Config& cfg, Node* dst, uint16_t dst_port, uint64_t index);
+  /// `index` names the link's random stream; `role` is what it connects (Network::connect).
+  Link(Simulation& sim, const Config& cfg, Node* dst, uint16_t dst_port, uint64_t index,
+       LinkRole role = LinkRole::kFabric);
 
   /// `p` has been fully serialized onto the link at sim.now(); it arrives `delay` later.
   void transmit(Packet* p);
@@ -74,7 +111,16 @@ class Link : public EventTarget {
   const Config& config() const { return cfg_; }
   Node* dst() const { return dst_; }
   uint16_t dst_port() const { return dst_port_; }
+  LinkRole role() const { return role_; }
+  /// Frames lost to the Bernoulli loss model (DropCause::kRandomLoss).
   uint64_t lost() const { return lost_; }
+  /// Frames lost to the Gilbert-Elliott loss model (DropCause::kBurstLoss).
+  uint64_t burst_lost() const { return burst_lost_; }
+  /// Sets the loss model from now on; a Gilbert-Elliott chain starts in the good state.
+  void set_loss(const LossModel& model);
+  const LossModel& loss() const { return loss_; }
+  /// The Gilbert-Elliott chain is in the bad state.
+  bool loss_bad_state() const { return bad_; }
   /// Takes the link down (every frame sent onto it, or on the wire, is lost) or back up.
   void set_up(bool up);
   bool up() const { return up_; }
@@ -119,11 +165,18 @@ class Link : public EventTarget {
   Rng rng_;
   Ring<Slot> ring_;
   bool armed_ = false;
+  LinkRole role_;
+  LossModel loss_;
+  bool loss_active_ = false;  // loss_.active(), cached for the per-frame check
+  bool bad_ = false;          // Gilbert-Elliott state
   uint64_t lost_ = 0;
+  uint64_t burst_lost_ = 0;
   bool up_ = true;
   FaultCounters faults_;
   std::vector<double> error_loss_;  // frame loss probability by frame size, when ber > 0
   void lose(Packet* p, bool fault);
+  /// Draws whether the loss model loses a (non-PFC) frame, and steps a Gilbert-Elliott chain.
+  bool model_loses();
   uint32_t cached_size_ = 0;
   Time cached_ser_;
 };

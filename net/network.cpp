@@ -15,22 +15,22 @@ Switch& Network::add_switch(const SwitchConfig& cfg, std::string name) {
   return *switches_.back();
 }
 
-Link* Network::make_link(const Link::Config& cfg, Node* dst, uint16_t dst_port) {
-  links_.push_back(std::make_unique<Link>(sim_, cfg, dst, dst_port, links_.size()));
+Link* Network::make_link(const Link::Config& cfg, Node* dst, uint16_t dst_port, LinkRole role) {
+  links_.push_back(std::make_unique<Link>(sim_, cfg, dst, dst_port, links_.size(), role));
   return links_.back().get();
 }
 
 uint16_t Network::connect(Host& h, Switch& s, const Link::Config& cfg) {
   const auto sp = static_cast<uint16_t>(s.port_count());
-  h.attach(make_link(cfg, &s, sp));
-  return s.add_port(make_link(cfg, &h, 0));
+  h.attach(make_link(cfg, &s, sp, LinkRole::kHostUp));
+  return s.add_port(make_link(cfg, &h, 0, LinkRole::kHostDown));
 }
 
 std::pair<uint16_t, uint16_t> Network::connect(Switch& a, Switch& b, const Link::Config& cfg) {
   const auto pa = static_cast<uint16_t>(a.port_count());
   const auto pb = static_cast<uint16_t>(b.port_count());
-  a.add_port(make_link(cfg, &b, pb));
-  b.add_port(make_link(cfg, &a, pa));
+  a.add_port(make_link(cfg, &b, pb, LinkRole::kFabric));
+  b.add_port(make_link(cfg, &a, pa, LinkRole::kFabric));
   return {pa, pb};
 }
 

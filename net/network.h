@@ -22,9 +22,11 @@ class Network {
 
   Host& add_host(std::string name);
   Switch& add_switch(const SwitchConfig& cfg, std::string name);
-  /// A duplex cable: a host NIC to a switch port. Returns the switch's port index.
+  /// A duplex cable: a host NIC to a switch port (links kHostUp and kHostDown). Returns the
+  /// switch's port index.
   uint16_t connect(Host& h, Switch& s, const Link::Config& cfg);
-  /// A duplex cable between two switches. Returns the port indices {on a, on b}.
+  /// A duplex cable between two switches (two kFabric links). Returns the port indices {on a, on
+  /// b}.
   std::pair<uint16_t, uint16_t> connect(Switch& a, Switch& b, const Link::Config& cfg);
 
   Simulation& sim() { return sim_; }
@@ -41,7 +43,7 @@ class Network {
   void finish();
 
  private:
-  Link* make_link(const Link::Config& cfg, Node* dst, uint16_t dst_port);
+  Link* make_link(const Link::Config& cfg, Node* dst, uint16_t dst_port, LinkRole role);
   Simulation& sim_;
   EndpointTable endpoints_;
   std::vector<std::unique_ptr<Host>> hosts_;

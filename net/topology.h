@@ -130,7 +130,6 @@ using SelectorFactory = std::function<std::unique_ptr<PathSelector>(uint32_t swi
 struct TopologyEnv {
   SwitchConfig sw;
   int64_t framing_bytes = 20;
-  double loss = 0;
   SelectorFactory selector;
 };
 
@@ -206,12 +205,12 @@ struct FatTreeConfig {
 };
 
 TopologyInfo build_leaf_spine(Network& net, const LeafSpineConfig& cfg, const SwitchConfig& sw,
-                              int64_t framing_bytes, double loss, const SelectorFactory& sel);
+                              int64_t framing_bytes, const SelectorFactory& sel);
 TopologyInfo build_single_switch(Network& net, const SingleSwitchConfig& cfg,
-                                 const SwitchConfig& sw, int64_t framing_bytes, double loss,
+                                 const SwitchConfig& sw, int64_t framing_bytes,
                                  const SelectorFactory& sel);
 TopologyInfo build_fat_tree(Network& net, const FatTreeConfig& cfg, const SwitchConfig& sw,
-                            int64_t framing_bytes, double loss, const SelectorFactory& sel);
+                            int64_t framing_bytes, const SelectorFactory& sel);
 
 std::unique_ptr<TopologyKind> make_leaf_spine_kind();
 std::unique_ptr<TopologyKind> make_rail_kind();

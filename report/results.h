@@ -32,9 +32,9 @@ struct NetworkTotals {
   uint64_t drops = 0;
   uint64_t ecn_marks = 0;
   uint64_t pfc_frames = 0;
-  uint64_t link_losses = 0;
-  Time pause_time;       // summed over every port and class
-  Time host_pause_time;  // part of it at host NICs
+  uint64_t link_losses = 0;  // lost to the links' loss models: random + burst (ledger splits)
+  Time pause_time;           // summed over every port and class
+  Time host_pause_time;      // part of it at host NICs
   uint64_t data_packets_delivered = 0;
 };
 

@@ -9,14 +9,14 @@
 namespace fabsim {
 
 // The order of construction is the order of the events scheduled at time 0 (determinism):
-// topology, link errors, security, fabric, faults, fabric timers, transport, sampler, workload.
+// topology, link errors and loss models, security, fabric, faults, fabric timers, transport,
+// sampler, workload.
 Run::Run(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), net_(sim_) {
   const auto& n = cfg_.network;
   const FabricEnv fabric_env{sim_, net_, topo_, cfg_.seed, n.framing_bytes};
   const Choice<PathPolicyKind>& routing = cfg_.routing;
   const Simulation& sim = sim_;
-  TopologyEnv env{n.sw, n.framing_bytes, n.loss_probability,
-                  [&routing, &fabric_env, &sim](uint32_t id) {
+  TopologyEnv env{n.sw, n.framing_bytes, [&routing, &fabric_env, &sim](uint32_t id) {
                     return routing.kind->make(routing.config, fabric_env.switch_seed(id), sim);
                   }};
   topo_ = cfg_.topology.kind->build(net_, cfg_.topology.config, env);
@@ -24,6 +24,7 @@ Run::Run(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), net_(sim_) {
   for (const auto& link : net_.links()) {
     link->set_fec(n.fec);
     link->set_ber(n.ber);
+    if (in_scope(n.loss_links, link->role())) link->set_loss(n.loss);
   }
   cfg_.security.kind->apply(cfg_.security.config, net_, topo_);
   install_meters();
@@ -329,7 +330,7 @@ RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
       add_port(net_.sw(s).name(), net_.sw(s).port(p), false);
     }
   }
-  for (const auto& l : net_.links()) r.totals.link_losses += l->lost();
+  for (const auto& l : net_.links()) r.totals.link_losses += l->lost() + l->burst_lost();
   r.packets_live_at_end = sim_.pool().live();
   return r;
 }

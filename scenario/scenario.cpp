@@ -9,6 +9,7 @@
 #include <cctype>     // isalnum (scenario names)
 #include <fstream>    // file existence check
 #include <limits>     // numeric bounds
+#include <utility>    // loss scope table
 
 #include "lb/ecmp.h"  // the selector of the topology built to check fault cables
 
@@ -100,13 +101,76 @@ void load_pfc(Section& p, PfcConfig& pfc) {
   }
 }
 
+// `[network.loss]`. `network.loss_probability` (`has_top`, value `top`) stays the short form of
+// a Bernoulli loss; given together with the table's own model keys it is an error rather than
+// an alias, so a scenario says its loss once. Only the chosen model's keys are read (and so
+// recorded), so the effective scenario can be given again.
+void load_loss(Section& l, bool has_top, double top, NetworkConfig& n) {
+  const bool gilbert =
+      l.choice("model", "bernoulli", {"bernoulli", "gilbert"},
+               "bernoulli: each frame lost independently; gilbert: Gilbert-Elliott two-state "
+               "bursty loss") == "gilbert";
+  const bool all = l.describing();
+  if (!all) {
+    if (has_top && l.has("probability")) {
+      l.fail("probability", "network.loss_probability or network.loss.probability, not both");
+    }
+    if (has_top && gilbert) {
+      l.fail("model", "\"bernoulli\" when network.loss_probability is given (or move the loss "
+                      "into [network.loss])");
+    }
+    if (gilbert && l.has("probability")) {
+      l.fail("probability", "only with model = \"bernoulli\"");
+    }
+    for (const char* key : {"p", "r", "loss_bad", "loss_good"}) {
+      if (!gilbert && l.has(key)) l.fail(key, "only with model = \"gilbert\"");
+    }
+  }
+  if (all || (!gilbert && !has_top)) {
+    n.loss = LossModel::bernoulli(
+        l.real("probability", 0.0, 0.0, 1.0, "bernoulli: loss probability per frame per link"));
+  } else if (!gilbert) {
+    n.loss = LossModel::bernoulli(top);
+  }
+  if (all || gilbert) {
+    const double p = l.real("p", 0.0, 0.0, 1.0, "gilbert: P(good -> bad) per frame");
+    const double r = l.real("r", 1.0, 0.0, 1.0,
+                            "gilbert: P(bad -> good) per frame, > 0 (mean bad burst 1/r frames)");
+    const double loss_bad =
+        l.real("loss_bad", 1.0, 0.0, 1.0, "gilbert: loss probability in the bad state (h)");
+    const double loss_good =
+        l.real("loss_good", 0.0, 0.0, 1.0, "gilbert: loss probability in the good state (k)");
+    if (!all && !(r > 0)) l.fail("r", "a number in (0, 1] (the bad state must end)");
+    if (gilbert) n.loss = LossModel::gilbert(p, r, loss_bad, loss_good);
+  }
+  const std::string links = l.choice(
+      "links", "all", {"all", "host_up", "host_down", "hosts", "fabric"},
+      "links with the model: host_up = NIC -> switch, host_down = switch -> NIC, hosts = both, "
+      "fabric = switch -> switch");
+  static constexpr std::pair<std::string_view, LossScope> kScopes[] = {
+      {"all", LossScope::kAll},
+      {"host_up", LossScope::kHostUp},
+      {"host_down", LossScope::kHostDown},
+      {"hosts", LossScope::kHosts},
+      {"fabric", LossScope::kFabric}};
+  for (const auto& [name, scope] : kScopes) {
+    if (links == name) n.loss_links = scope;
+  }
+}
+
 void load_network(Section& s, NetworkConfig& n) {
   n.framing_bytes = s.boolean("preamble_ifg", true,
                               "count preamble+SFD (8 B) and inter-frame gap (12 B) on the wire")
                         ? 20
                         : 0;
-  n.loss_probability = s.real("loss_probability", 0.0, 0.0, 1.0,
-                              "random loss probability per packet per link (PFC frames exempt)");
+  // Read (and recorded) only when given: the effective scenario then says the loss once.
+  const bool has_loss_probability = s.has("loss_probability");
+  const double loss_probability =
+      has_loss_probability || s.describing()
+          ? s.real("loss_probability", 0.0, 0.0, 1.0,
+                   "random loss probability per packet per link (PFC frames exempt); the same "
+                   "as network.loss.probability")
+          : 0.0;
   n.ber = s.real("ber", 0.0, 0.0, 0.5,
                  "pre-FEC bit error rate of every link (docs/FAULTS.md; seed 002 §4: ~1e-4 "
                  "for 800G PAM4)");
@@ -135,6 +199,9 @@ void load_network(Section& s, NetworkConfig& n) {
     e.fail("kmax", fmt::format("a size above network.ecn.kmin = {}", to_string(n.sw.ecn.kmin)));
   }
   e.finish();
+  auto l = s.table("loss", "link loss model (docs/FAULTS.md \"Loss models\"); PFC frames exempt");
+  load_loss(l, has_loss_probability, loss_probability, n);
+  l.finish();
 }
 
 void load_output(Section& s, OutputConfig& o) {
@@ -203,7 +270,7 @@ void check_fault_cables(const ScenarioConfig& c, std::vector<Section>& events) {
   if (c.faults.events.empty()) return;
   Simulation sim(c.seed);
   Network net(sim);
-  TopologyEnv env{c.network.sw, c.network.framing_bytes, 0.0,
+  TopologyEnv env{c.network.sw, c.network.framing_bytes,
                   [](uint32_t id) { return std::make_unique<EcmpSelector>(id); }};
   const TopologyInfo topo = c.topology.kind->build(net, c.topology.config, env);
   for (size_t i = 0; i < c.faults.events.size(); ++i) {

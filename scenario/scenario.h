@@ -31,8 +31,9 @@ struct TopologyConfig : Choice<TopologyKind> {
 struct NetworkConfig {
   SwitchConfig sw;
   int64_t framing_bytes = 20;
-  double loss_probability = 0;
-  double ber = 0;  // pre-FEC bit error rate of every link
+  LossModel loss;                          // `network.loss_probability` or `[network.loss]`
+  LossScope loss_links = LossScope::kAll;  // the links `loss` applies to
+  double ber = 0;                          // pre-FEC bit error rate of every link
   Fec fec = Fec::kRs544;
 };
 

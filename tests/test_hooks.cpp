@@ -57,7 +57,7 @@ struct Bench {
   explicit Bench(const SwitchConfig& sw) : sim(1), net(sim), sink(sim) {
     SingleSwitchConfig cfg;
     cfg.hosts = 3;
-    build_single_switch(net, cfg, sw, 20, 0.0,
+    build_single_switch(net, cfg, sw, 20,
                         [](uint32_t id) { return std::make_unique<EcmpSelector>(id); });
     sink_id = net.endpoints().add(&sink);
   }

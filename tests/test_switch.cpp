@@ -37,7 +37,7 @@ struct ThreeHosts {
   explicit ThreeHosts(const SwitchConfig& sw) : sim(1), net(sim), sink(sim) {
     SingleSwitchConfig cfg;
     cfg.hosts = 3;
-    build_single_switch(net, cfg, sw, 20, 0.0, ecmp_factory());
+    build_single_switch(net, cfg, sw, 20, ecmp_factory());
     sink_id = net.endpoints().add(&sink);
   }
   Switch& sw() { return net.sw(0); }

@@ -19,7 +19,7 @@ TEST(LeafSpine, Seed002TestbedSpeedups) {
     Network net(sim);
     LeafSpineConfig cfg;  // 4 servers x 8 GPUs, 100G NICs, 400G uplinks
     cfg.spines = spines;
-    const auto info = build_leaf_spine(net, cfg, SwitchConfig{}, 20, 0.0, ecmp());
+    const auto info = build_leaf_spine(net, cfg, SwitchConfig{}, 20, ecmp());
     EXPECT_EQ(info.hosts, 32);
     EXPECT_EQ(info.tors.size(), 4);
     EXPECT_EQ(info.hosts_per_tor(), 8);
@@ -40,7 +40,7 @@ TEST(LeafSpine, RailAttachPutsGpuKOnRailLeafK) {
   cfg.servers_per_leaf = 4;
   cfg.attach = Attach::kRail;
   cfg.spines = 2;
-  const auto info = build_leaf_spine(net, cfg, SwitchConfig{}, 20, 0.0, ecmp());
+  const auto info = build_leaf_spine(net, cfg, SwitchConfig{}, 20, ecmp());
   EXPECT_EQ(info.tors.size(), 8);
   EXPECT_EQ(info.hosts_per_tor(), 4);
   for (int s = 0; s < 4; ++s) {
@@ -55,7 +55,7 @@ TEST(LeafSpine, ParallelLinksMultiplyUplinks) {
   cfg.spines = 2;
   cfg.links_per_spine = 3;
   cfg.uplink_rate = 100_Gbps;
-  const auto info = build_leaf_spine(net, cfg, SwitchConfig{}, 20, 0.0, ecmp());
+  const auto info = build_leaf_spine(net, cfg, SwitchConfig{}, 20, ecmp());
   EXPECT_EQ(info.uplink_ports(info.tors[0]).size(), 6U);
   EXPECT_DOUBLE_EQ(info.speedup, 6.0 * 100 / (8 * 100));
   // The spine reaches each leaf over 3 parallel links: 4 leaves x 3.

@@ -6,8 +6,8 @@
 namespace fabsim {
 
 ClosBuilder::ClosBuilder(Network& net, std::string kind, const SwitchConfig& sw,
-                         int64_t framing_bytes, double loss)
-    : net_(net), sw_(sw), framing_(framing_bytes), loss_(loss) {
+                         int64_t framing_bytes)
+    : net_(net), sw_(sw), framing_(framing_bytes) {
   info_.kind = std::move(kind);
 }
 
@@ -15,7 +15,6 @@ Link::Config ClosBuilder::link(Rate rate, Time delay) const {
   Link::Config c;
   c.rate = rate;
   c.delay = delay;
-  c.loss_probability = loss_;
   c.framing_bytes = framing_;
   return c;
 }

@@ -12,9 +12,9 @@ namespace fabsim {
 
 class ClosBuilder {
  public:
-  ClosBuilder(Network& net, std::string kind, const SwitchConfig& sw, int64_t framing_bytes,
-              double loss);
-  /// A link configuration with the builder's framing and loss.
+  ClosBuilder(Network& net, std::string kind, const SwitchConfig& sw, int64_t framing_bytes);
+  /// A link configuration with the builder's framing (loss models are set on the built
+  /// network, scenario/runner.cpp).
   Link::Config link(Rate rate, Time delay) const;
   Host& add_host(std::string name) { return net_.add_host(std::move(name)); }
   /// Adds a switch; ToRs are numbered in the order they are added.
@@ -33,7 +33,6 @@ class ClosBuilder {
   Network& net_;
   SwitchConfig sw_;
   int64_t framing_;
-  double loss_;
   TopologyInfo info_;
 };
 

@@ -22,8 +22,8 @@ int FatTreeConfig::agg_uplinks() const {
 }
 
 TopologyInfo build_fat_tree(Network& net, const FatTreeConfig& cfg, const SwitchConfig& sw,
-                            int64_t framing_bytes, double loss, const SelectorFactory& sel) {
-  ClosBuilder b(net, "fat_tree", sw, framing_bytes, loss);
+                            int64_t framing_bytes, const SelectorFactory& sel) {
+  ClosBuilder b(net, "fat_tree", sw, framing_bytes);
   const int half = cfg.k / 2;
   const int per_tor = cfg.hosts_per_tor();
   const int up = cfg.agg_uplinks();
@@ -126,8 +126,7 @@ class FatTreeKind final : public TopologyKind {
     return {c.hosts(), c.hosts() / c.gpus_per_server, c.gpus_per_server, c.nic_rate, 3};
   }
   TopologyInfo build(Network& net, const KindConfig& cfg, const TopologyEnv& env) const override {
-    return build_fat_tree(net, cfg.get<FatTreeConfig>(), env.sw, env.framing_bytes, env.loss,
-                          env.selector);
+    return build_fat_tree(net, cfg.get<FatTreeConfig>(), env.sw, env.framing_bytes, env.selector);
   }
 };
 

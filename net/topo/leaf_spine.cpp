@@ -16,8 +16,8 @@ int LeafSpineConfig::hosts_per_leaf() const {
 }
 
 TopologyInfo build_leaf_spine(Network& net, const LeafSpineConfig& cfg, const SwitchConfig& sw,
-                              int64_t framing_bytes, double loss, const SelectorFactory& sel) {
-  ClosBuilder b(net, cfg.kind, sw, framing_bytes, loss);
+                              int64_t framing_bytes, const SelectorFactory& sel) {
+  ClosBuilder b(net, cfg.kind, sw, framing_bytes);
   const int leaves = cfg.leaves();
   const int hosts = cfg.servers * cfg.gpus_per_server;
   std::vector<uint32_t> leaf_of_host;
@@ -151,7 +151,7 @@ class TwoTierKind final : public TopologyKind {
     return {c.servers * c.gpus_per_server, c.servers, c.gpus_per_server, c.nic_rate, 2};
   }
   TopologyInfo build(Network& net, const KindConfig& cfg, const TopologyEnv& env) const override {
-    return build_leaf_spine(net, cfg.get<LeafSpineConfig>(), env.sw, env.framing_bytes, env.loss,
+    return build_leaf_spine(net, cfg.get<LeafSpineConfig>(), env.sw, env.framing_bytes,
                             env.selector);
   }
 

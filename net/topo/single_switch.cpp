@@ -4,9 +4,9 @@
 namespace fabsim {
 
 TopologyInfo build_single_switch(Network& net, const SingleSwitchConfig& cfg,
-                                 const SwitchConfig& sw, int64_t framing_bytes, double loss,
+                                 const SwitchConfig& sw, int64_t framing_bytes,
                                  const SelectorFactory& sel) {
-  ClosBuilder b(net, "single_switch", sw, framing_bytes, loss);
+  ClosBuilder b(net, "single_switch", sw, framing_bytes);
   const uint32_t s = b.add_switch("switch0", SwitchRole::kTor, 1).id();
   const Link::Config link = b.link(cfg.nic_rate, cfg.host_link_delay);
   for (int h = 0; h < cfg.hosts; ++h) {
@@ -39,7 +39,7 @@ class SingleSwitchKind final : public TopologyKind {
   }
   TopologyInfo build(Network& net, const KindConfig& cfg, const TopologyEnv& env) const override {
     return build_single_switch(net, cfg.get<SingleSwitchConfig>(), env.sw, env.framing_bytes,
-                               env.loss, env.selector);
+                               env.selector);
   }
 };
 
