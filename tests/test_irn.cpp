@@ -347,5 +347,27 @@ TEST(SelectiveRepeat, LedgerBalancesUnderRandomLoss) {
   EXPECT_TRUE(run_checked(load_scenario_text(s, "r.toml")).flows[0].done);
 }
 
+// Bursty loss (Gilbert-Elliott, mean burst 4 frames, 2 % of frames): every burst is a run of
+// holes; IRN, RLTP and go-back-N complete with the ledger balanced and the losses counted as
+// burst_loss.
+TEST(SelectiveRepeat, LedgerBalancesUnderBurstyLoss) {
+  const std::string bursty = R"(
+[network.loss]
+model = "gilbert"
+p = 0.005
+r = 0.25
+)";
+  for (const char* kind : {"roce", "rltp"}) {
+    for (const char* rec : {"gbn", "irn"}) {
+      const std::string extra = fmt::format("recovery = \"{}\"\nrto_exponent = 4", rec);
+      const RunResult r =
+          run_checked(load_scenario_text(two_hosts(kind, 1024, "2MiB", extra) + bursty, "r.toml"));
+      EXPECT_TRUE(r.flows[0].done) << kind << " " << rec;
+      const auto& burst = r.ledger.total().dropped[static_cast<int>(DropCause::kBurstLoss)];
+      EXPECT_GT(burst.packets, 10U) << kind << " " << rec;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fabsim
