@@ -10,11 +10,19 @@ echo "== scheduler micro-benchmark"
 "$bench" --benchmark_min_time=0.2
 echo "== scenarios"
 for s in bench/scenarios/*.toml; do "$bench" scenario "$s"; done
+# Instructions per delivered data packet of one scenario, counted by callgrind.
+count() {
+  local out
+  out=$(mktemp)
+  valgrind --tool=callgrind --callgrind-out-file="$out" "$bench" scenario "$1" \
+    > "$out.json" 2> "$out.err"
+  ir=$(grep -oP 'Collected : \K[0-9]+' "$out.err" || grep -oP 'refs:\s+\K[0-9,]+' "$out.err" | tr -d ,)
+  pk=$(grep -oP '"data_packets": \K[0-9]+' "$out.json")
+  echo "$(basename "$1" .toml): instructions: $ir  data packets: $pk  instructions/packet: $((ir / pk))"
+  rm -f "$out" "$out.json" "$out.err"
+}
 echo "== callgrind: instructions per delivered data packet (permutation-128)"
-out=$(mktemp)
-valgrind --tool=callgrind --callgrind-out-file="$out" "$bench" scenario bench/scenarios/permutation-128.toml \
-  > "$out.json" 2> "$out.err"
-ir=$(grep -oP 'Collected : \K[0-9]+' "$out.err" || grep -oP 'refs:\s+\K[0-9,]+' "$out.err" | tr -d ,)
-pk=$(grep -oP '"data_packets": \K[0-9]+' "$out.json")
-echo "instructions: $ir  data packets: $pk  instructions/packet: $((ir / pk))"
-rm -f "$out" "$out.json" "$out.err"
+count bench/scenarios/permutation-128.toml
+echo "== callgrind: RoCE at 1 % loss per link, go-back-N and IRN (issue 15)"
+count bench/scenarios/permutation-128-lossy-gbn.toml
+count bench/scenarios/permutation-128-lossy-irn.toml
