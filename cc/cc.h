@@ -32,6 +32,11 @@ struct AckSignal {
   Bytes acked;              // payload bytes newly acknowledged
   Time rtt = kNoRttSample;  // round-trip sample carried by this ACK, if any
   bool ecn_echo = false;    // the acknowledged data arrived congestion-marked
+  /// Sequence positions (transport units, e.g. PSNs): what this ACK acknowledges cumulatively,
+  /// and the sender's next new position. "Once per round trip" updates (TIMELY, HPCC) commit
+  /// when `seq` passes the `next_seq` remembered at the previous commit.
+  uint64_t seq = 0;
+  uint64_t next_seq = 0;
 };
 
 /// A receiver reported a gap (go-back-N) or a trimmed packet.
@@ -71,6 +76,8 @@ struct IntSignal {
   Time now;
   int hops = 0;  // valid entries in `hop`
   std::array<IntHopSignal, kMaxIntSignalHops> hop{};
+  uint64_t seq = 0;       // as AckSignal::seq
+  uint64_t next_seq = 0;  // as AckSignal::next_seq
 };
 
 /// A receiver granted credit to send `credit` more bytes.
@@ -91,6 +98,21 @@ struct CcNeeds {
   /// most one per `cnp_interval` per QP (the DCQCN notification point, REFERENCE.md §1.5).
   bool cnp = false;
   Time cnp_interval;
+  /// Switches stamp an INT record per hop on data packets and ACKs carry the stack back
+  /// (HPCC, REFERENCE.md §2.3); the INT header's bytes ride on the wire.
+  bool int_stack = false;
+  int int_bytes = 0;  // the INT header's bytes on every data packet and ACK
+};
+
+/// What an algorithm instance is built for: the sender's NIC and path, known at set-up.
+struct CcContext {
+  Rate line;           // the NIC rate
+  Time start;          // when the sender starts
+  int64_t mss = 4096;  // payload bytes per full packet
+  /// The fabric's longest unloaded round trip (net/round_trip.h): HPCC's T with GLOBAL_T,
+  /// and the base of its window (line x T). 0 when the transport does not know it.
+  Time base_rtt;
+  int hops = 0;  // switches between sender and receiver (Swift's hop scaling); 0 = unknown
 };
 
 /// A congestion-control algorithm behind one interface, rate- or window-based. Signals it

@@ -17,9 +17,9 @@ class DcqcnKind final : public CcKind {
     load_dcqcn(s, c, line);
     return KindConfig::of(c);
   }
-  std::unique_ptr<CongestionControl> build(const KindConfig& cfg, Rate line,
-                                           Time start) const override {
-    return std::make_unique<DcqcnCc>(cfg.get<DcqcnConfig>(), line, start);
+  std::unique_ptr<CongestionControl> build(const KindConfig& cfg,
+                                           const CcContext& ctx) const override {
+    return std::make_unique<DcqcnCc>(cfg.get<DcqcnConfig>(), ctx.line, ctx.start);
   }
 };
 
@@ -44,9 +44,9 @@ class NoneKind final : public CcKind {
     return "no congestion control: line rate, no window, no CNPs (recovery measured alone)";
   }
   KindConfig load(Section& /*s*/, Rate /*line*/) const override { return KindConfig::of(0); }
-  std::unique_ptr<CongestionControl> build(const KindConfig& /*cfg*/, Rate line,
-                                           Time /*start*/) const override {
-    return std::make_unique<LineRateCc>(line);
+  std::unique_ptr<CongestionControl> build(const KindConfig& /*cfg*/,
+                                           const CcContext& ctx) const override {
+    return std::make_unique<LineRateCc>(ctx.line);
   }
 };
 

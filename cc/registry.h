@@ -23,9 +23,11 @@ class CcKind {
   virtual std::string_view description() const = 0;
   /// Declares and reads the algorithm's keys from its table; presets scale with `line`.
   virtual KindConfig load(Section& s, Rate line) const = 0;
-  /// One instance for a sender on a `line`-rate NIC, starting at `start`.
-  virtual std::unique_ptr<CongestionControl> build(const KindConfig& cfg, Rate line,
-                                                   Time start) const = 0;
+  /// True when instances use CcContext::hops (the transport then counts them per path).
+  virtual bool uses_hops() const { return false; }
+  /// One instance for a sender described by `ctx`.
+  virtual std::unique_ptr<CongestionControl> build(const KindConfig& cfg,
+                                                   const CcContext& ctx) const = 0;
 };
 
 /// DCQCN (REFERENCE.md §1.5-1.6); the kind every RoCE QP runs unless configured otherwise.
@@ -37,8 +39,15 @@ const CcKind& none_cc();
 struct CcConfig : Choice<CcKind> {
   CcConfig() : Choice<CcKind>{&dcqcn_cc(), KindConfig::of(DcqcnConfig::paper())} {}
   CcConfig(const CcKind* k, KindConfig c) : Choice<CcKind>{k, std::move(c)} {}
+  std::unique_ptr<CongestionControl> make(const CcContext& ctx) const {
+    return kind->build(config, ctx);
+  }
+  /// For tests: a sender on a `line`-rate NIC starting at `start`, nothing else known.
   std::unique_ptr<CongestionControl> make(Rate line, Time start) const {
-    return kind->build(config, line, start);
+    CcContext ctx;
+    ctx.line = line;
+    ctx.start = start;
+    return make(ctx);
   }
 };
 

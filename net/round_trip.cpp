@@ -64,4 +64,28 @@ Time longest_base_rtt(Network& net, int64_t data_frame, int64_t ack_frame) {
   return Time::ps(longest);
 }
 
+std::vector<int> switch_hops(Network& net, uint32_t src) {
+  std::vector<int> out(net.host_count(), -1);
+  std::unordered_map<Node*, int> seen;  // node -> links from src
+  std::vector<Node*> frontier{&net.host(src)};
+  seen[&net.host(src)] = 0;
+  std::unordered_map<Node*, uint32_t> host_id;
+  for (size_t i = 0; i < net.host_count(); ++i) host_id[&net.host(i)] = static_cast<uint32_t>(i);
+  out[src] = 0;
+  for (int depth = 1; !frontier.empty(); ++depth) {
+    std::vector<Node*> next;
+    for (Node* n : frontier) {
+      if (n != &net.host(src) && dynamic_cast<Host*>(n) != nullptr) continue;  // hosts end paths
+      for_each_out_link(n, [&](Link* l) {
+        if (!seen.try_emplace(l->dst(), depth).second) return;
+        next.push_back(l->dst());
+        const auto it = host_id.find(l->dst());
+        if (it != host_id.end()) out[it->second] = depth - 1;  // links - 1 = switches
+      });
+    }
+    frontier = std::move(next);
+  }
+  return out;
+}
+
 }  // namespace fabsim

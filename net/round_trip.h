@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>  // frame sizes
+#include <vector>   // hop counts
 
 #include "core/units.h"
 
@@ -16,5 +17,9 @@ class Network;
 /// (serialization with framing, plus propagation and security latency, per hop). Fabrics in
 /// fabsim are symmetric, so host 0 stands for every host. Zero with fewer than two hosts.
 Time longest_base_rtt(Network& net, int64_t data_frame, int64_t ack_frame);
+
+/// Switches on a shortest path (fewest hops) from host `src` to every host, indexed by host id
+/// (-1 where unreachable, 0 for `src` itself).
+std::vector<int> switch_hops(Network& net, uint32_t src);
 
 }  // namespace fabsim

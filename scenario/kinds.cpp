@@ -3,6 +3,9 @@
 // implicitly the default (each family's key declares its own default).
 #include "scenario/kinds.h"
 
+#include "cc/hpcc/hpcc.h"
+#include "cc/swift/swift.h"
+#include "cc/timely/timely.h"
 #include "gse/fabric.h"
 #include "transport/rltp/rltp.h"
 
@@ -25,6 +28,9 @@ const Registries& registries() {
 
     k.ccs.add(dcqcn_cc());
     k.ccs.add(none_cc());
+    k.ccs.add(timely_cc());
+    k.ccs.add(hpcc_cc());
+    k.ccs.add(swift_cc());
 
     k.transports.add(make_datagram_kind());
     k.transports.add(make_roce_kind());

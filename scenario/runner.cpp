@@ -3,6 +3,7 @@
 
 #include <chrono>  // wall time for the (non-JSON) speed figures
 
+#include "net/int_stamp.h"
 #include "net/meter.h"
 #include "scenario/resources.h"
 
@@ -32,12 +33,27 @@ Run::Run(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), net_(sim_) {
   install_faults();
   fabric_->start();
   transport_ = cfg_.transport.kind->build(net_, flows_, cfg_.transport.config, cfg_.transport.wire);
+  if (transport_->needs_int()) install_int();
   driver_ = std::make_unique<FlowDriver>(sim_, flows_, *transport_);
   install_sampler();
   start_workload();
 }
 
 Run::~Run() = default;
+
+// The transport's CC reads in-band telemetry (HPCC): every switch port stamps a record on data
+// packets of every data class at dequeue, after RED/ECN (REFERENCE.md §2.3).
+void Run::install_int() {
+  for (size_t i = 0; i < net_.switch_count(); ++i) {
+    Switch& sw = net_.sw(i);
+    auto& hook = sw.adopt_hook(std::make_unique<IntStampHook>(sim_));
+    for (size_t port = 0; port < sw.port_count(); ++port) {
+      for (uint8_t c = 0; c < kControlClass; ++c) {
+        sw.add_dequeue_hook(static_cast<uint16_t>(port), c, &hook);
+      }
+    }
+  }
+}
 
 bool Run::host_port(uint32_t sw, uint16_t port) const {
   return topo_.tor_index[sw] != kNotTor && !topo_.is_uplink(sw, port);

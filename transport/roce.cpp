@@ -2,10 +2,13 @@
 #include "transport/roce.h"
 
 #include <algorithm>      // max, min
+#include <array>          // INT stack copy
+#include <cstring>        // memcpy
 #include <deque>          // messages in flight per QP
 #include <unordered_set>  // read requests already answered
 
 #include "core/assert.h"
+#include "net/int_stamp.h"
 #include "net/round_trip.h"
 #include "transport/selective_repeat.h"
 
@@ -13,7 +16,11 @@ namespace fabsim {
 namespace {
 constexpr uint8_t kLastOfMessage = 1;   // Packet::flags bit on a message's last packet
 constexpr int64_t kMinFrameBytes = 64;  // IEEE 802.3 minimum frame, FCS included
-constexpr uint8_t kSackFlag = 2;        // Packet::flags bit: a NACK carries a SACKed PSN in ext
+// Protocol area of ACKs and NACKs (transport half): the SACKed PSN, then the echoed transmit
+// time of the data packet that triggered the ACK (NIC timestamps, for delay-based CCs).
+constexpr uint8_t kEchoOffset = 8;
+constexpr uint8_t kEchoFlag = 4;  // Packet::flags bit: an ACK/NACK echoes a transmit time
+constexpr uint8_t kSackFlag = 2;  // Packet::flags bit: a NACK carries a SACKed PSN in ext
 enum DeferredWhat : uint8_t { kBegin = 0, kReadRetry = 1 };
 }  // namespace
 
@@ -23,8 +30,8 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
  public:
   SendQp(RoceTransport& t, uint32_t src, uint32_t dst, uint64_t index, uint8_t tclass)
       : t_(t), sim_(t.net_.sim()), host_(t.net_.host(src)), src_(src), dst_(dst), tclass_(tclass),
-        cc_(t.cc_.make(host_.rate(), sim_.now())), needs_(cc_->needs()), selective_(t.selective()),
-        sb_(t.cap_packets_) {
+        cc_(t.cc_.make(t.cc_context(src, dst, host_.rate(), sim_.now()))), needs_(cc_->needs()),
+        selective_(t.selective()), sb_(t.cap_packets_) {
     read_output();
     endpoint_ = t.net_.endpoints().add(this);
     Rng rng = sim_.rng(stream_id(StreamKind::kQp, index));
@@ -98,6 +105,10 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     p->ecn = needs_.cnp ? Ecn::kEct : Ecn::kNotEct;
     p->flags = last ? kLastOfMessage : 0;
     p->sent = now;
+    if (needs_.int_stack) {  // HPCC: ask every switch on the way for a record
+      request_int(sim_.pool().attach_block(*p), kMaxIntHops);
+      p->size += static_cast<uint32_t>(needs_.int_bytes);
+    }
     t_.flows_.sent(m.flow, *p, now, resent);
     last_send_ = now;
     last_wire_ = p->size + framing_;
@@ -139,7 +150,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
       case PacketType::kAck: {
         trace_front('a', p->seq);
         const Bytes acked = acknowledge(p->seq);
-        cc_->on_ack({now, acked});  // RoCE ACKs carry no timestamp echo: no RTT sample
+        signal_ack(*p, now, acked);
         cc_changed(/*kick=*/acked > Bytes());
         break;
       }
@@ -174,7 +185,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
         trace_front('a', p->seq);
         sb_.ack(p->seq);
         const Bytes acked = acknowledge(sb_.una());
-        cc_->on_ack({now, acked});
+        signal_ack(*p, now, acked);
         cc_changed(/*kick=*/true);
         break;
       }
@@ -188,6 +199,8 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
         }
         if (!was && sb_.in_recovery()) ++t_.counters_.recoveries;
         const Bytes acked = acknowledge(sb_.una());
+        // A SACK NACK is also an acknowledgement (cumulative part, delay sample) during recovery.
+        signal_ack(*p, now, acked);
         const Bytes resent =
             sb_.retransmit_pending() ? Bytes(t_.cfg_.wire.payload) : Bytes();  // the next hole
         cc_->on_nack({now, acked, resent});
@@ -263,6 +276,30 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     return Bytes(bytes);
   }
 
+  // An ACK's signals to the CC: its INT stack first (HPCC), then the acknowledgement with the
+  // round trip measured from the echoed NIC transmit time to this NIC's receipt.
+  void signal_ack(const Packet& p, Time now, Bytes acked) {
+    if (needs_.int_stack && p.block != 0) {
+      const ExtBlock& b = sim_.pool().block(p);
+      IntSignal sig;
+      sig.now = now;
+      sig.hops = int_header(b).hops;
+      for (int i = 0; i < sig.hops; ++i) {
+        const IntHop h = int_hop(b, i);
+        sig.hop[static_cast<size_t>(i)] = {Bytes(h.qlen), Bytes(static_cast<int64_t>(h.tx_bytes)),
+                                           h.ts, Rate::mbps(h.rate_mbps)};
+      }
+      sig.seq = p.seq;
+      sig.next_seq = sent_end();
+      cc_->on_int(sig);
+    }
+    AckSignal a{now, acked};
+    if ((p.flags & kEchoFlag) != 0) a.rtt = now - Time::ps(p.get_ext_at<int64_t, kEchoOffset>());
+    a.seq = p.seq;
+    a.next_seq = sent_end();
+    cc_->on_ack(a);
+  }
+
   // One past the highest PSN sent: what a timeout may have to recover.
   uint64_t sent_end() const { return selective_ ? sb_.nxt() : high_sent_; }
 
@@ -282,9 +319,9 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   // (a completion may start the next flow on this very QP).
   void flush_acked() {
     if (acked_flows_.empty()) return;
-    const std::vector<uint32_t> done = std::move(acked_flows_);
-    acked_flows_.clear();
-    for (const uint32_t f : done) t_.part_acked(f, sim_.now());
+    reporting_.swap(acked_flows_);  // both keep their capacity
+    for (const uint32_t f : reporting_) t_.part_done(t_.write_parts_, f, sim_.now());
+    reporting_.clear();
   }
 
   // Cumulative acknowledgement up to `psn` (exclusive); returns the payload bytes it newly
@@ -373,6 +410,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   SackScoreboard sb_;                   // selective repeat only
   std::unordered_set<uint32_t> reads_;  // flows whose read request this QP answered
   std::vector<uint32_t> acked_flows_;   // write parts fully acknowledged, to report
+  std::vector<uint32_t> reporting_;     // the batch being reported
 };
 
 // ---- receiver side ---------------------------------------------------------------------------
@@ -384,7 +422,8 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
          const CcNeeds& needs)
       : t_(t), sim_(t.net_.sim()), host_(t.net_.host(host)), self_(host), peer_host_(peer_host),
         sport_(sport), peer_ep_(peer_ep), cnp_(needs.cnp), pacer_(needs.cnp_interval),
-        selective_(t.selective()), bitmap_(t.cap_packets_) {
+        int_bytes_(needs.int_stack ? needs.int_bytes : -1), selective_(t.selective()),
+        bitmap_(t.cap_packets_), half_cap_(std::max<uint64_t>(1, t.cap_packets_ / 2)) {
     endpoint_ = t.net_.endpoints().add(this);
   }
   uint32_t endpoint() const { return endpoint_; }
@@ -392,6 +431,12 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
   void receive(Packet* p) override {
     const Time now = sim_.now();
     t_.flows_.received(p->flow, *p, now);
+    echo_ = p->sent;  // the next ACK or NACK echoes the latest data packet's transmit time
+    if (t_.cfg_.op == RdmaOp::kRead && last_seen_flow_ != p->flow) {
+      last_seen_flow_ = p->flow;
+      seen_.insert(p->flow);
+    }
+    if (int_bytes_ >= 0 && p->block != 0) keep_int(sim_.pool().block(*p));
     if (p->ecn == Ecn::kCe) {
       if (cnp_) {
         last_marked_flow_ = p->flow;
@@ -430,6 +475,8 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
     sim_.pool().release(p);
   }
 
+  /// True once a data packet of `flow` arrived here (read mode): its request was answered.
+  bool has_data_of(uint32_t flow) const { return seen_.count(flow) != 0; }
   /// Sends a read request for `bytes` of `flow` to the paired sender (the data's source).
   void request_read(uint32_t flow, int64_t bytes) {
     ++t_.counters_.read_requests;
@@ -450,6 +497,10 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
     const bool had_holes = bitmap_.has_holes();
     const ReorderBitmap::Result r = bitmap_.arrive(p.seq);
     expected_ = bitmap_.expected();
+    const bool accepted =
+        r.kind == ReorderBitmap::Arrival::kInOrder || r.kind == ReorderBitmap::Arrival::kOutOfOrder;
+    if (accepted && (p.flags & kLastOfMessage) != 0) learn_end(p.seq + 1, p.flow);
+    complete_passed(now);
     switch (r.kind) {
       case ReorderBitmap::Arrival::kInOrder:
         deliver(p.flow, p.payload, now);
@@ -461,7 +512,10 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
           ++pending_packets_;
           pending_bytes_ += p.payload;
           const auto& cfg = t_.cfg_;
+          // Coalescing never waits for more than half the BDP cap: the sender may have no more
+          // outstanding, and would wait for its timeout instead.
           if (pending_packets_ >= cfg.ack_every_packets ||
+              static_cast<uint64_t>(pending_packets_) >= half_cap_ ||
               (cfg.ack_every_bytes > 0 && pending_bytes_ >= cfg.ack_every_bytes) ||
               (p.flags & kLastOfMessage) != 0) {
             send_ack();
@@ -489,6 +543,21 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
     }
   }
 
+  // A message completes when the cumulative point passes its last PSN: placed out of order, it
+  // still completes in order (RDMA completion semantics; a write completes at its initiator).
+  void learn_end(uint64_t end, uint32_t flow) {
+    auto it = ends_.end();
+    while (it != ends_.begin() && std::prev(it)->first > end) --it;
+    ends_.insert(it, {end, flow});
+  }
+  void complete_passed(Time now) {
+    while (!ends_.empty() && ends_.front().first <= expected_) {
+      const uint32_t flow = ends_.front().second;
+      ends_.pop_front();
+      if (t_.cfg_.op != RdmaOp::kWrite) t_.part_done(t_.recv_parts_, flow, now);
+    }
+  }
+
   void send_sack(uint64_t psn) {
     ++t_.counters_.nacks;
     ++t_.counters_.sacks;
@@ -498,8 +567,10 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
   }
 
   void deliver(uint32_t flow, uint32_t bytes, Time now) {
-    if (t_.cfg_.op == RdmaOp::kWrite) {
-      t_.flows_[flow].delivered += bytes;  // a write completes at its initiator, on the ACK
+    if (t_.cfg_.op == RdmaOp::kWrite || selective_) {
+      // A write completes at its initiator, on the ACK; under selective repeat a message
+      // completes when the cumulative point passes its end (complete_passed).
+      t_.flows_[flow].delivered += bytes;
     } else {
       t_.flows_.delivered(flow, bytes, now);
     }
@@ -533,6 +604,15 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
       p->flags = kSackFlag;
       p->set_ext_at<uint64_t, 0>(sack);
     }
+    if (type == PacketType::kAck || type == PacketType::kNack) {
+      p->flags |= kEchoFlag;
+      p->set_ext_at<int64_t, kEchoOffset>(echo_.ps());
+      if (int_bytes_ >= 0) {  // HPCC: the stack of the latest data packet rides back
+        ExtBlock& b = sim_.pool().attach_block(*p);
+        std::memcpy(b.bytes + ExtBlock::kFabricOffset, int_copy_.data(), int_copy_.size());
+        p->size += static_cast<uint32_t>(int_bytes_);
+      }
+    }
     host_.send_control(p);
   }
 
@@ -554,8 +634,21 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
   CnpPacer pacer_;
   Timer cnp_timer_;
   uint32_t last_marked_flow_ = 0;
+  // The INT stack (header and records) of the latest data packet.
+  static constexpr size_t kIntBytes =
+      kIntHopsOffset - kIntHeaderOffset + kMaxIntHops * sizeof(IntHop);
+  void keep_int(const ExtBlock& b) {
+    std::memcpy(int_copy_.data(), b.bytes + ExtBlock::kFabricOffset, kIntBytes);
+  }
+  Time echo_;
+  int int_bytes_;  // the INT header's wire bytes; -1 when the sender's CC wants no INT
+  std::array<unsigned char, kIntBytes> int_copy_{};
   bool selective_;
-  ReorderBitmap bitmap_;  // selective repeat only
+  ReorderBitmap bitmap_;               // selective repeat only
+  uint64_t half_cap_;                  // selective repeat: ACK at least every half BDP cap
+  std::unordered_set<uint32_t> seen_;  // read mode: flows with data here
+  uint32_t last_seen_flow_ = UINT32_MAX;
+  std::deque<std::pair<uint64_t, uint32_t>> ends_;  // (one past last PSN, flow), by PSN
 };
 
 // ---- transport -------------------------------------------------------------------------------
@@ -573,19 +666,33 @@ RoceTransport::RoceTransport(Network& net, FlowTable& flows, const RoceConfig& c
     : net_(net), flows_(flows), cfg_(cfg), cc_(cfg.cc) {
   // Its own packet kind: GSE switches treat the core's kRequest as a DGSQ request.
   read_request_ = net.sim().packet_kinds().reserve(cfg.name, 1).kind(0, /*data=*/false);
+  const int64_t payload = cfg_.wire.payload;
+  if (net.host_count() > 0) {
+    base_rtt_ = longest_base_rtt(net, payload + cfg_.wire.header_bytes, cfg_.wire.control_bytes);
+    needs_int_ = cc_.make(cc_context(0, 0, net.host(0).rate(), Time()))->needs().int_stack;
+  }
   if (selective() && net.host_count() > 0) {
-    const int64_t payload = cfg_.wire.payload;
     int64_t cap = cfg_.irn.bdp_cap;
-    if (cap == 0) {
-      const Time rtt =
-          longest_base_rtt(net, payload + cfg_.wire.header_bytes, cfg_.wire.control_bytes);
-      cap = bytes_in(rtt, net.host(0).rate());
-    }
+    if (cap == 0) cap = bytes_in(base_rtt_, net.host(0).rate());
     cap_packets_ = std::max<uint64_t>(1, static_cast<uint64_t>((cap + payload - 1) / payload));
   }
 }
 
 RoceTransport::~RoceTransport() = default;
+
+CcContext RoceTransport::cc_context(uint32_t src, uint32_t dst, Rate line, Time start) {
+  CcContext ctx;
+  ctx.line = line;
+  ctx.start = start;
+  ctx.mss = cfg_.wire.payload;
+  ctx.base_rtt = base_rtt_;
+  if (cc_.kind->uses_hops() && src != dst) {
+    auto& hops = hops_[src];
+    if (hops.empty()) hops = switch_hops(net_, src);
+    ctx.hops = hops[dst];
+  }
+  return ctx;
+}
 
 RoceTransport::Connection& RoceTransport::connection(uint32_t src, uint32_t dst, uint8_t tclass) {
   const uint64_t key = (static_cast<uint64_t>(src) << 32) | dst;
@@ -611,10 +718,12 @@ void RoceTransport::start(uint32_t id) {
     flows_.complete(id, now);
     return;
   }
+  // The host posts the operation (command latency); the first operation of a host pair then
+  // waits for its connection to be set up, and later ones for that set-up to finish.
   Time at = now + cfg_.command_latency;
   if (cfg_.connection_setup > Time()) {
     const uint64_t key = (static_cast<uint64_t>(spec.src) << 32) | spec.dst;
-    const auto [it, fresh] = conn_ready_.try_emplace(key, now + cfg_.connection_setup);
+    const auto [it, fresh] = conn_ready_.try_emplace(key, at + cfg_.connection_setup);
     at = std::max(at, it->second);
   }
   if (at > now) {
@@ -642,7 +751,11 @@ void RoceTransport::begin(uint32_t id) {
       ++parts;
     }
   }
-  if (cfg_.op == RdmaOp::kWrite) parts_left_[id] = parts;
+  if (cfg_.op == RdmaOp::kWrite) {
+    write_parts_[id] = parts;
+  } else if (selective()) {
+    recv_parts_[id] = parts;
+  }
 }
 
 // A read: the data's destination asks each QP of the connection for its share; a request that
@@ -653,9 +766,23 @@ void RoceTransport::send_read_request(uint32_t id) {
   const auto k = static_cast<int64_t>(c.recv.size());
   const int64_t per = spec.bytes / k;
   const int64_t rem = spec.bytes % k;
+  int parts = 0;
+  bool asked = false;
   for (int64_t i = 0; i < k; ++i) {
     const int64_t b = per + (i < rem ? 1 : 0);
-    if (b > 0) c.recv[i]->request_read(id, b);
+    if (b <= 0) continue;
+    ++parts;
+    if (!c.recv[i]->has_data_of(id)) {  // the source ignores a request it already answered
+      c.recv[i]->request_read(id, b);
+      asked = true;
+    }
+  }
+  if (selective()) recv_parts_.try_emplace(id, parts);
+  if (!asked) return;
+  int& tries = read_tries_[id];
+  if (++tries > cfg_.retry_limit + 1) {  // the source is gone: the run did not finish
+    ++counters_.failed_qps;
+    return;
   }
   const Time rto = selective() ? cfg_.irn.rto_low : cfg_.rto(0);
   defer(net_.sim().now() + rto, id, kReadRetry);
@@ -677,17 +804,18 @@ void RoceTransport::on_event(uint32_t /*tag*/, uint32_t gen) {
     deferred_.pop();
     if (d.what == kBegin) {
       begin(d.flow);
-    } else if (flows_[d.flow].packets_received == 0 && !flows_[d.flow].done) {
-      send_read_request(d.flow);  // no response yet: the request or all its data was lost
+    } else if (!flows_[d.flow].done) {
+      send_read_request(d.flow);  // a part has no response yet: its request or data was lost
     }
   }
   if (!deferred_.empty()) deferred_timer_.arm(net_.sim().scheduler(), this, 0, deferred_.top().at);
 }
 
-void RoceTransport::part_acked(uint32_t id, Time now) {
-  const auto it = parts_left_.find(id);
-  if (it == parts_left_.end() || --it->second > 0) return;
-  parts_left_.erase(it);
+void RoceTransport::part_done(std::unordered_map<uint32_t, int>& parts, uint32_t id, Time now) {
+  const auto it = parts.find(id);
+  if (it == parts.end() || --it->second > 0) return;
+  parts.erase(it);
+  read_tries_.erase(id);
   flows_.complete(id, now);
 }
 

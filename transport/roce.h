@@ -88,6 +88,7 @@ class RoceTransport : public Transport, public EventTarget {
   void finish() override;
   std::vector<std::pair<std::string, uint64_t>> counters() const override;
   uint64_t failed_senders() const override { return counters_.failed_qps; }
+  bool needs_int() const override { return needs_int_; }
 
   void on_event(uint32_t tag, uint32_t gen) override;
 
@@ -126,9 +127,12 @@ class RoceTransport : public Transport, public EventTarget {
   void begin(uint32_t id);
   void defer(Time at, uint32_t id, uint8_t what);
   void send_read_request(uint32_t id);
-  /// Part of flow `id` was fully acknowledged at its sender (write completion).
-  void part_acked(uint32_t id, Time now);
+  /// One QP's part of flow `id` is done (`parts`: write_parts_ at the sender on its last ACK,
+  /// recv_parts_ at the receiver when its cumulative point passes); the last part completes it.
+  void part_done(std::unordered_map<uint32_t, int>& parts, uint32_t id, Time now);
   bool selective() const { return cfg_.recovery == Recovery::kSelective; }
+  /// What a QP's congestion control is built for (NIC, payload, fabric round trip, hops).
+  CcContext cc_context(uint32_t src, uint32_t dst, Rate line, Time start);
 
   Network& net_;
   FlowTable& flows_;
@@ -139,7 +143,10 @@ class RoceTransport : public Transport, public EventTarget {
   uint64_t next_qp_ = 0;
   Counters counters_;
   uint64_t cap_packets_ = 0;  // selective repeat: BDP cap in packets
-  PacketType read_request_;   // this transport's packet kind for read requests
+  Time base_rtt_;             // the fabric's longest unloaded round trip (net/round_trip.h)
+  bool needs_int_ = false;    // the CC reads INT
+  std::unordered_map<uint32_t, std::vector<int>> hops_;  // per source host: switches to each host
+  PacketType read_request_;  // this transport's packet kind for read requests
   struct Deferred {
     Time at;
     uint64_t order;  // FIFO among equal times (determinism)
@@ -150,7 +157,9 @@ class RoceTransport : public Transport, public EventTarget {
   std::priority_queue<Deferred, std::vector<Deferred>, std::greater<>> deferred_;
   uint64_t deferred_order_ = 0;
   Timer deferred_timer_;
-  std::unordered_map<uint32_t, int> parts_left_;   // write: QP parts not yet acknowledged
+  std::unordered_map<uint32_t, int> write_parts_;  // write: QP parts not yet acknowledged
+  std::unordered_map<uint32_t, int> recv_parts_;   // selective send/read: parts not yet in order
+  std::unordered_map<uint32_t, int> read_tries_;   // read requests sent per flow
   std::unordered_map<uint64_t, Time> conn_ready_;  // host pair -> setup done
 };
 

@@ -58,10 +58,9 @@ uint64_t SackScoreboard::ack(uint64_t cum) {
   const uint64_t shift = std::min<uint64_t>(n, sacked_.size());
   sacked_.erase(sacked_.begin(), sacked_.begin() + static_cast<std::ptrdiff_t>(shift));
   una_ = cum;
-  if (in_recovery_ && una_ >= recovery_seq_) {
-    in_recovery_ = false;
-    retx_next_ = retx_end_ = una_;
-  }
+  // The episode ends; holes it learnt and has not resent yet stay pending, and a hole already
+  // resent is not resent again by the next episode (only a timeout resends it).
+  if (in_recovery_ && una_ >= recovery_seq_) in_recovery_ = false;
   retx_next_ = std::max(retx_next_, una_);
   retx_end_ = std::max(retx_end_, retx_next_);
   skip_sacked();
@@ -77,7 +76,7 @@ uint64_t SackScoreboard::nack(uint64_t cum, uint64_t sacked_psn) {
   if (!in_recovery_) {
     in_recovery_ = true;
     recovery_seq_ = nxt_;
-    retx_next_ = una_;
+    retx_next_ = std::max(retx_next_, una_);
   }
   retx_end_ = std::max(retx_end_, sacked_psn);  // every un-SACKed PSN below it is lost
   skip_sacked();

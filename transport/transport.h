@@ -21,6 +21,9 @@ class Transport {
   virtual std::vector<std::pair<std::string, uint64_t>> counters() const { return {}; }
   /// Senders that gave up (a RoCE QP past its retry limit): the run did not succeed.
   virtual uint64_t failed_senders() const { return 0; }
+  /// True when the transport's congestion control reads in-band telemetry: the assembly then
+  /// has every switch stamp INT records at dequeue (net/int_stamp.h).
+  virtual bool needs_int() const { return false; }
 };
 
 /// Wire layout shared by the transports: header bytes per data packet, ACK/CNP frame size.
