@@ -5,6 +5,7 @@
 
 #include "gse/fabric.h"
 #include "transport/rltp/rltp.h"
+#include "workload/cdf/cdf.h"
 
 namespace fabsim {
 
@@ -34,6 +35,7 @@ const Registries& registries() {
     k.workloads.add(make_incast_kind());
     k.workloads.add(make_flows_kind());
     k.workloads.add(make_jobs_kind());
+    k.workloads.add(make_cdf_kind());
 
     k.security.add(make_no_security());
     k.security.add(make_physec_link());
