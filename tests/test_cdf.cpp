@@ -1,5 +1,5 @@
 // The `cdf` workload (workload/cdf/): the shipped distributions and the sampler, the Poisson
-// arrivals' offered load and the loader's errors.
+// arrivals' offered load, the loader's errors, and a small run with its slowdown report.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -9,7 +9,10 @@
 #include <map>         // partners
 #include <string>
 
+#include "conserved.h"
 #include "core/rng.h"
+#include "report/slowdown.h"
+#include "report/writers.h"
 #include "scenario/scenario.h"
 #include "workload/cdf/cdf.h"
 
@@ -253,6 +256,88 @@ TEST(Cdf, RelativePathIsFromTheScenarioFile) {
   const ScenarioConfig cfg = load_scenario(toml.string(), {});
   EXPECT_DOUBLE_EQ(cfg.workload.config.get<CdfWorkloadConfig>().mean_bytes(), 500);
   EXPECT_EQ(cfg.effective["workload"]["cdf"], "two.txt");
+}
+
+// Eight hosts on one switch, RoCE with DCQCN, Facebook Hadoop at 30 % for 1 ms: every packet
+// accounted for, every flow at or above its ideal FCT (one link rate: the ideal is exact), and
+// a slowdown table of 20 buckets.
+TEST(Cdf, SmallRunReportsSlowdown) {
+  const auto cfg = load_scenario_text(
+      scenario("cdf = \"fbhdp\"\nload = 0.3\nduration = \"1ms\"", 8, "roce"), "run.toml");
+  const RunResult r = run_checked(cfg);
+  ASSERT_TRUE(r.all_done);
+  ASSERT_GT(r.flows.size(), 100U);
+  ASSERT_EQ(r.ideal_fct.size(), r.flows.size());
+  for (size_t i = 0; i < r.flows.size(); ++i) {
+    EXPECT_GE(r.flows[i].fct(), r.ideal_fct[i]) << "flow " << i;
+    EXPECT_GT(r.ideal_fct[i], Time::us(2));  // two 1 us links at least
+  }
+  const auto buckets = slowdown_by_size(r.flows, r.ideal_fct, 20);
+  ASSERT_EQ(buckets.size(), 20U);
+  size_t flows = 0;
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    flows += buckets[b].flows;
+    EXPECT_GE(buckets[b].p50, 1.0);
+    EXPECT_LE(buckets[b].p50, buckets[b].p95);
+    EXPECT_LE(buckets[b].p95, buckets[b].p99);
+    EXPECT_LE(buckets[b].min_bytes, buckets[b].max_bytes);
+    if (b > 0) {
+      EXPECT_LE(buckets[b - 1].max_bytes, buckets[b].min_bytes);
+    }
+  }
+  EXPECT_EQ(flows, r.flows.size());
+
+  const auto json = summary_json(r);
+  ASSERT_TRUE(json.contains("workload"));
+  EXPECT_GT(json["workload"]["offered_load"].get<double>(), 0.0);
+  EXPECT_EQ(json["slowdown"]["buckets"].size(), 20U);
+  EXPECT_EQ(json["slowdown"]["completed_flows"].get<size_t>(), r.flows.size());
+
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "fabsim_cdf_run";
+  write_results(r, dir.string(), true);
+  std::ifstream in(dir / "slowdown.csv");
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "bucket,flows,min_bytes,max_bytes,p50,p95,p99");
+  int rows = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    double p50 = 0;
+    double p95 = 0;
+    double p99 = 0;
+    long long bucket = 0;
+    long long n = 0;
+    long long lo = 0;
+    long long hi = 0;
+    ASSERT_EQ(std::sscanf(line.c_str(), "%lld,%lld,%lld,%lld,%lf,%lf,%lf", &bucket, &n, &lo, &hi,
+                          &p50, &p95, &p99),
+              7)
+        << line;
+    EXPECT_GE(p50, 1.0);
+    EXPECT_GE(p95, 1.0);
+    EXPECT_GE(p99, 1.0);
+  }
+  EXPECT_EQ(rows, 20);
+}
+
+// Other workloads report slowdown only when asked, and never in summary.json (golden outputs).
+TEST(Cdf, OtherWorkloadsReportSlowdownOnlyWhenAsked) {
+  const std::string perm = R"(
+[topology]
+kind = "single_switch"
+hosts = 4
+[workload]
+kind = "permutation"
+bytes = "100KB"
+)";
+  const RunResult plain = run_checked(load_scenario_text(perm, "p.toml"));
+  EXPECT_TRUE(plain.ideal_fct.empty());
+  EXPECT_FALSE(summary_json(plain).contains("workload"));
+  EXPECT_FALSE(summary_json(plain).contains("slowdown"));
+  const RunResult asked = run_checked(load_scenario_text(perm, "p.toml", {"output.slowdown=true"}));
+  ASSERT_EQ(asked.ideal_fct.size(), 4U);
+  EXPECT_FALSE(summary_json(asked).contains("slowdown"));
+  for (const auto& b : slowdown_by_size(asked.flows, asked.ideal_fct, 20)) EXPECT_GE(b.p50, 1.0);
 }
 
 }  // namespace

@@ -104,5 +104,39 @@ TEST(IdealFct, LeafSpineByHand) {
   EXPECT_EQ(ideal_fct(path, 1, kShape), Time::ps(3'000'000 + 2 * kMin100 + 2 * kMin100 / 4));
 }
 
+// A lone flow on the empty network takes exactly its ideal FCT when the formula is exact: one
+// rate (single switch, any size), or every frame full (leaf-spine, a multiple of the payload).
+TEST(IdealFct, LoneFlowTakesTheIdeal) {
+  struct Case {
+    std::string toml;
+    int64_t bytes;
+  };
+  const Case cases[] = {{single_switch("datagram", 2'500), 2'500},
+                        {single_switch("datagram", 1'000'000), 1'000'000},
+                        {single_switch("roce", 2'500), 2'500},
+                        {leaf_spine("datagram", 100'000), 100'000},
+                        {leaf_spine("roce", 100'000), 100'000}};
+  for (const auto& c : cases) {
+    ScenarioConfig cfg = load_scenario_text(c.toml, "lone.toml", {"output.slowdown=true"});
+    const RunResult r = run_checked(cfg);
+    ASSERT_TRUE(r.all_done);
+    ASSERT_EQ(r.ideal_fct.size(), 1U);
+    EXPECT_EQ(r.flows[0].fct(), r.ideal_fct[0]) << c.toml;
+  }
+}
+
+// With a short last frame on a path of mixed rates, the formula is above the empty-network time
+// by less than one full frame per hop after the bottleneck (ideal_fct.h).
+TEST(IdealFct, MixedRatesShortLastFrameStaysWithinOneFramePerHop) {
+  ScenarioConfig cfg =
+      load_scenario_text(leaf_spine("datagram", 100'064), "lone.toml", {"output.slowdown=true"});
+  const RunResult r = run_checked(cfg);
+  ASSERT_TRUE(r.all_done);
+  const Time fct = r.flows[0].fct();
+  const Time ideal = r.ideal_fct[0];
+  EXPECT_LE(fct, ideal);
+  EXPECT_LT(ideal - fct, Time::ps(3 * kFull100));
+}
+
 }  // namespace
 }  // namespace fabsim
