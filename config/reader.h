@@ -98,6 +98,9 @@ class Section {
   /// the line when known, the key and `reason`.
   void warn(std::string_view key, std::string_view reason) const;
   const std::string& path() const { return path_; }
+  /// The scenario file being read (or the name given to load_scenario_text), for keys that name
+  /// other files relative to it.
+  const std::string& file() const { return ctx_->file; }
   bool describing() const { return ctx_->describe; }
 
  private:

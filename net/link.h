@@ -97,14 +97,19 @@ class Link : public EventTarget {
   int64_t wire_bytes(const Packet& p) const {
     return p.size + cfg_.framing_bytes + cfg_.overhead_bytes;
   }
+  /// Serialization time of a frame of `frame_bytes` (preamble, gap and security overhead added,
+  /// security's capacity factor applied).
+  Time frame_time(int64_t frame_bytes) const {
+    const int64_t wire = frame_bytes + cfg_.framing_bytes + cfg_.overhead_bytes;
+    return cfg_.scale_num == cfg_.scale_den
+               ? serialization_delay(wire, cfg_.rate)
+               : serialization_delay(wire * cfg_.scale_num, Rate(cfg_.rate.bps() * cfg_.scale_den));
+  }
   /// Serialization time of `p`; the last size is cached (most packets have one of two sizes).
   Time serialization(const Packet& p) {
     if (p.size != cached_size_) {
       cached_size_ = p.size;
-      cached_ser_ = cfg_.scale_num == cfg_.scale_den
-                        ? serialization_delay(wire_bytes(p), cfg_.rate)
-                        : serialization_delay(wire_bytes(p) * cfg_.scale_num,
-                                              Rate(cfg_.rate.bps() * cfg_.scale_den));
+      cached_ser_ = frame_time(p.size);
     }
     return cached_ser_;
   }

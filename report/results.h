@@ -55,8 +55,14 @@ struct RunResult {
   std::vector<FlowRecord> flows;
   std::vector<TraceEvent> trace;
   NetworkTotals totals;
-  std::vector<PortReport> ports;  // ports with pauses, drops or marks
-  std::vector<JobResult> jobs;    // workload kind "jobs"
+  std::vector<PortReport> ports;    // ports with pauses, drops or marks
+  std::vector<JobResult> jobs;      // workload kind "jobs"
+  nlohmann::ordered_json workload;  // the workload's own figures (cdf: offered load); null if none
+  /// Ideal FCT of each flow (net/ideal_fct.h) when the run reports slowdown (a cdf workload, or
+  /// output.slowdown); empty otherwise.
+  std::vector<Time> ideal_fct;
+  int slowdown_buckets = 20;         // output.slowdown_buckets
+  bool slowdown_in_summary = false;  // summary.json gets a "slowdown" block (cdf workloads)
   struct Series {
     std::string node;
     uint16_t port = 0;

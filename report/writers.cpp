@@ -9,6 +9,7 @@
 #include <stdexcept>   // runtime_error
 
 #include "core/stats.h"
+#include "report/slowdown.h"
 
 namespace fabsim {
 
@@ -150,6 +151,10 @@ nlohmann::ordered_json summary_json(const RunResult& r) {
   }
   j["flows"]["retransmissions"] = rtx;
   j["flows"]["out_of_order"] = ooo;
+  if (!r.workload.is_null()) j["workload"] = r.workload;
+  if (r.slowdown_in_summary && !r.ideal_fct.empty()) {
+    j["slowdown"] = slowdown_json(r.flows, r.ideal_fct, r.slowdown_buckets);
+  }
   j["network"] = {{"drops", r.totals.drops},
                   {"ecn_marks", r.totals.ecn_marks},
                   {"pfc_frames", r.totals.pfc_frames},
@@ -342,6 +347,11 @@ std::string summary_table(const RunResult& r) {
   row("FCT p99 (us)", us(s.p99));
   row("FCT max (us)", us(s.max));
   row("goodput (Gbps)", fmt::format("{:.2f}", s.goodput_gbps));
+  if (r.workload.contains("offered_load")) {
+    row("offered load (target)",
+        fmt::format("{:.4f} ({:.2f})", r.workload["offered_load"].get<double>(),
+                    r.workload["target_load"].get<double>()));
+  }
   row("simulated time (us)", us(r.end_time));
   row("PFC pause time (us)", us(r.totals.pause_time));
   row("PFC frames", fmt::format("{}", r.totals.pfc_frames));
@@ -373,6 +383,9 @@ std::string summary_table(const RunResult& r) {
   for (const auto& [k, v] : r.fabric_rows) row(k, v);
   if (r.fabric.contains("faults")) fault_rows(r.fabric["faults"], row);
   if (!r.jobs.empty()) out += jobs_table(r);
+  if (!r.ideal_fct.empty()) {
+    out += slowdown_table(slowdown_by_size(r.flows, r.ideal_fct, r.slowdown_buckets));
+  }
   return out;
 }
 
@@ -395,6 +408,10 @@ void write_results(const RunResult& r, const std::string& dir, bool flows) {
   if (flows) write_file(d / "flows.csv", flows_csv(r));
   if (!r.trace.empty()) write_file(d / "trace.csv", trace_csv(r));
   if (!r.samples.empty()) write_file(d / "timeseries.csv", timeseries_csv(r));
+  if (!r.ideal_fct.empty()) {
+    write_file(d / "slowdown.csv",
+               slowdown_csv(slowdown_by_size(r.flows, r.ideal_fct, r.slowdown_buckets)));
+  }
 }
 
 }  // namespace fabsim

@@ -46,8 +46,9 @@ std::string timeseries_csv(const RunResult& r);
 /// The table `fabsim run` prints.
 std::string summary_table(const RunResult& r);
 
-/// Writes summary.json, flows.csv (if `flows`) and trace.csv (if any trace) into `dir`,
-/// creating it. Throws std::runtime_error naming the path on failure.
+/// Writes summary.json, flows.csv (if `flows`), trace.csv (if any trace), timeseries.csv (if
+/// sampled) and slowdown.csv (if the run reports slowdown) into `dir`, creating it. Throws
+/// std::runtime_error naming the path on failure.
 void write_results(const RunResult& r, const std::string& dir, bool flows);
 
 }  // namespace fabsim

@@ -8,6 +8,7 @@
 #include "cc/timely/timely.h"
 #include "gse/fabric.h"
 #include "transport/rltp/rltp.h"
+#include "workload/cdf/cdf.h"
 
 namespace fabsim {
 
@@ -40,6 +41,7 @@ const Registries& registries() {
     k.workloads.add(make_incast_kind());
     k.workloads.add(make_flows_kind());
     k.workloads.add(make_jobs_kind());
+    k.workloads.add(make_cdf_kind());
 
     k.security.add(make_no_security());
     k.security.add(make_physec_link());

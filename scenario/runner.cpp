@@ -1,8 +1,10 @@
 // Scenario assembly and execution; see runner.h.
 #include "scenario/runner.h"
 
-#include <chrono>  // wall time for the (non-JSON) speed figures
+#include <algorithm>  // stable_sort (flows by source for the ideal FCTs)
+#include <chrono>     // wall time for the (non-JSON) speed figures
 
+#include "net/ideal_fct.h"
 #include "net/int_stamp.h"
 #include "net/meter.h"
 #include "scenario/resources.h"
@@ -131,6 +133,9 @@ void Run::install_sampler() {
 void Run::start_workload() {
   Rng rng = sim_.rng(stream_id(StreamKind::kWorkload, 0));
   WorkloadPlan plan = cfg_.workload.kind->plan(cfg_.workload.config, topo_.hosts, rng);
+  workload_summary_ = std::move(plan.summary);
+  slowdown_in_summary_ = plan.slowdown;
+  slowdown_ = plan.slowdown || cfg_.output.slowdown;
   if (!plan.jobs.empty()) {
     for (auto& j : plan.jobs) j.tclass = cfg_.transport.tclass;
     jobs_ = std::make_unique<JobRunner>(sim_, flows_, *transport_, std::move(plan.jobs));
@@ -185,6 +190,24 @@ nlohmann::ordered_json Run::fabric_stats() const {
   }
   fabric_->add_stats(j, sim_.now());
   return j;
+}
+
+// One breadth-first search per source host: the flows are visited grouped by source.
+std::vector<Time> Run::ideal_fcts() const {
+  const auto& records = flows_.records();
+  const FrameShape shape{cfg_.transport.wire.payload, cfg_.transport.wire.header_bytes, 64};
+  std::vector<size_t> order(records.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&records](size_t a, size_t b) {
+    return records[a].spec.src < records[b].spec.src;
+  });
+  std::vector<Time> ideal(records.size());
+  PathFinder paths(net_);
+  for (const size_t i : order) {
+    const FlowSpec& f = records[i].spec;
+    ideal[i] = ideal_fct(paths.path(f.src, f.dst), f.bytes, shape);
+  }
+  return ideal;
 }
 
 void Run::on_flow_done(uint32_t /*flow*/, Time /*at*/) {
@@ -308,6 +331,10 @@ RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
   r.trace = flows_.trace_events();
   r.all_done = flows_.completed() == flows_.size() && (!jobs_ || jobs_->all_done());
   if (jobs_) r.jobs = jobs_->results();
+  r.workload = workload_summary_;
+  if (slowdown_) r.ideal_fct = ideal_fcts();
+  r.slowdown_buckets = cfg_.output.slowdown_buckets;
+  r.slowdown_in_summary = slowdown_in_summary_;
   if (sampler_) {
     for (const auto& s : sampler_->series()) r.series.push_back({s.node, s.port, s.rate});
     r.samples = sampler_->samples();

@@ -86,6 +86,12 @@ class Run : public FlowObserver {
   std::unique_ptr<FabricInstance> fabric_;
   std::unique_ptr<FaultInjector> faults_;
   std::unique_ptr<Reconvergence> reconvergence_;
+  /// Ideal FCT of every flow (net/ideal_fct.h), for the slowdown report.
+  std::vector<Time> ideal_fcts() const;
+
+  nlohmann::ordered_json workload_summary_;  // WorkloadPlan::summary
+  bool slowdown_ = false;                    // report slowdown (the workload's or output.slowdown)
+  bool slowdown_in_summary_ = false;         // the workload asked for it (WorkloadPlan::slowdown)
   const StopFlag* stop_flag_ = nullptr;
   int interrupted_ = 0;
   uint64_t memory_estimate_ = 0;

@@ -216,6 +216,12 @@ void load_output(Section& s, OutputConfig& o) {
   o.misorder = s.boolean("misorder", false,
                          "measure misordered adjacent packets at the destination leaves "
                          "(before GSE reordering)");
+  o.slowdown = s.boolean("slowdown", false,
+                         "write slowdown.csv: FCT / ideal FCT by flow-size bucket (docs/MODEL.md "
+                         "\"FCT slowdown\"); always on with workload.kind = \"cdf\"");
+  o.slowdown_buckets = static_cast<int>(
+      s.integer("slowdown_buckets", o.slowdown_buckets, 1, 1000,
+                "flow-size buckets of equal flow count in slowdown.csv (20 = 5 % each, as HPCC)"));
 }
 
 void load_faults(Section& s, ScenarioConfig& c, std::vector<Section>& event_sections) {

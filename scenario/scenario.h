@@ -65,6 +65,8 @@ struct OutputConfig {
   Time sample_interval;                  // 0 = no time series
   bool misorder = false;                 // meter adjacent-pair misordering at destination leaves
   std::string sample_ports = "uplinks";  // uplinks | downlinks | all
+  bool slowdown = false;                 // slowdown.csv for any workload (cdf: always)
+  int slowdown_buckets = 20;             // flow-size buckets of equal flow count
 };
 
 struct ScenarioConfig {

@@ -1,12 +1,15 @@
 #!/usr/bin/python3
-"""fabsim plots: JCT vs size, CDF of flow completion times, queue depth and link utilisation.
+"""fabsim plots: JCT vs size, CDF of flow completion times, queue depth and link utilisation,
+FCT slowdown vs flow size.
 
 Usage: plot.py OUT_DIR RESULT_DIR [RESULT_DIR ...]
 Writes PNG and SVG files into OUT_DIR and prints their names. Each RESULT_DIR is a directory
-written by `fabsim run --out`: a sweep (sweep.csv, cases/*/flows.csv) or a single run
-(summary.json, flows.csv, optional timeseries.csv). Run with Debian's /usr/bin/python3 and
+written by `fabsim run --out` or one scenario's directory of `fabsim compare --out`: a sweep
+(sweep.csv, cases/*/flows.csv, cases/*/slowdown.csv) or a single run (summary.json, flows.csv,
+optional timeseries.csv and slowdown.csv). Run with Debian's /usr/bin/python3 and
 python3-matplotlib."""
 import csv
+import json
 import os
 import sys
 
@@ -167,6 +170,68 @@ def plot_timeseries(dirs, out_dir, written):
         save(fig, out_dir, f"timeseries_{label_of(d)}", written)
 
 
+def slowdown_runs(d):
+    """The run directories under d that hold a slowdown.csv: d itself, or a sweep's cases."""
+    runs = [d] if os.path.exists(os.path.join(d, "slowdown.csv")) else []
+    cases = os.path.join(d, "cases")
+    if os.path.isdir(cases):
+        for c in sorted(os.listdir(cases)):
+            if os.path.exists(os.path.join(cases, c, "slowdown.csv")):
+                runs.append(os.path.join(cases, c))
+    return runs
+
+
+def run_label(run, d, several):
+    """scenario name / transport.cc (or the transport kind without one), from summary.json."""
+    name, cc = label_of(d), ""
+    try:
+        with open(os.path.join(run, "summary.json"), encoding="utf-8") as f:
+            summary = json.load(f)
+        name = summary.get("name", name)
+        transport = summary.get("scenario", {}).get("transport", {})
+        cc = transport.get("cc") or transport.get("kind", "")
+    except (OSError, ValueError):
+        pass
+    label = f"{name} / {cc}" if cc else name
+    return f"{label} ({label_of(run)})" if several else label
+
+
+def plot_slowdown(dirs, out_dir, written):
+    """FCT slowdown (p50 and p99) against flow size, one line per run, as the HPCC paper draws it:
+    x = each bucket's largest flow, both axes logarithmic."""
+    lines = []
+    for d in dirs:
+        runs = slowdown_runs(d)
+        for run in runs:
+            rows = read_csv(os.path.join(run, "slowdown.csv"))
+            if rows:
+                lines.append([run_label(run, d, len(runs) > 1), d, rows])
+    if not lines:
+        return
+    labels = [l[0] for l in lines]
+    for l in lines:
+        if labels.count(l[0]) > 1:
+            l[0] = f"{l[0]} [{label_of(l[1])}]"
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharex=True)
+    top = 2.0
+    for label, _, rows in lines:
+        x = [int(r["max_bytes"]) for r in rows]
+        for ax, col in zip(axes, ("p50", "p99")):
+            y = [float(r[col]) for r in rows]
+            top = max(top, 1.2 * max(y))
+            ax.plot(x, y, marker="o", markersize=3, label=label)
+    for ax, col in zip(axes, ("p50", "p99")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_ylim(0.9, top)
+        ax.set_xlabel("flow size (bytes; the largest of each bucket)")
+        ax.set_ylabel(f"{col} FCT slowdown")
+        ax.set_title(f"{col} slowdown (FCT / ideal FCT, clamped at 1)")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].legend(fontsize=8)
+    save(fig, out_dir, "slowdown", written)
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -179,8 +244,10 @@ def main():
     plot_jct(dirs, out_dir, written)
     plot_fct_cdf(dirs, out_dir, written)
     plot_timeseries(dirs, out_dir, written)
+    plot_slowdown(dirs, out_dir, written)
     if not written:
-        sys.exit("fabsim plot: no sweep.csv, flows.csv or timeseries.csv in " + ", ".join(dirs))
+        sys.exit("fabsim plot: no sweep.csv, flows.csv, timeseries.csv or slowdown.csv in "
+                 + ", ".join(dirs))
     for w in written:
         print(w)
 

@@ -306,7 +306,7 @@ def jobs(rng, shape, sweep):
 
 
 def workload(rng, sc, shape):
-    kind = pick(rng, "permutation", "incast", "flows", "jobs", "jobs")
+    kind = pick(rng, "permutation", "incast", "flows", "jobs", "jobs", "cdf")
     wl = sc["workload"] = {"kind": kind}
     if kind == "permutation":
         wl.update(bytes=flow_size(rng))
@@ -320,6 +320,10 @@ def workload(rng, sc, shape):
             flows.append({"src": src, "dst": dst, "bytes": flow_size(rng),
                           "start": f"{rng.randint(0, 50)}us"})
         wl["flows"] = flows
+    elif kind == "cdf":
+        wl.update(cdf=pick(rng, "websearch", "fbhdp", "alistorage", "googlerpc"),
+                  interpolation=pick(rng, "linear", "step"), load=pick(rng, 0.1, 0.3, 0.7),
+                  duration=pick(rng, "10us", "50us"), pattern=pick(rng, "uniform", "permutation"))
     else:
         sweep = rng.random() < 0.15
         if rng.random() < 0.2:
@@ -360,6 +364,8 @@ def generate(seed, index):
                    sample_ports=pick(rng, "uplinks", "downlinks", "all"))
     if rng.random() < 0.1:
         out["misorder"] = True
+    if rng.random() < 0.1:
+        out["slowdown"] = True
     return sc
 
 

@@ -8,6 +8,8 @@
 #include <string_view>  // names
 #include <vector>       // plans
 
+#include <nlohmann/json.hpp>  // the plan's summary figures
+
 #include "config/reader.h"
 #include "config/registry.h"
 #include "core/rng.h"
@@ -21,6 +23,12 @@ namespace fabsim {
 struct WorkloadPlan {
   std::vector<FlowSpec> flows;
   std::vector<JobSpec> jobs;
+  /// The workload's own figures for summary.json's "workload" block (cdf: the offered load);
+  /// null for kinds that add none.
+  nlohmann::ordered_json summary;
+  /// Report FCT slowdown by flow size (slowdown.csv and a "slowdown" block in summary.json)
+  /// without `output.slowdown`: the workloads whose papers report it (cdf).
+  bool slowdown = false;
 };
 
 /// Whether a workload's ops take their collective or size from the sweep.

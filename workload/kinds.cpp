@@ -44,6 +44,12 @@ uint64_t sat_add(uint64_t a, uint64_t b) {
   return b > UINT64_MAX - a ? UINT64_MAX : a + b;
 }
 
+WorkloadPlan flow_plan(std::vector<FlowSpec> flows) {
+  WorkloadPlan p;
+  p.flows = std::move(flows);
+  return p;
+}
+
 // Flows of `n` each of `bytes` planned at the start, the count driven by `key`.
 WorkloadDemand flow_demand(uint64_t n, int64_t bytes, std::string key, std::string why) {
   WorkloadDemand d;
@@ -69,7 +75,7 @@ class PermutationKind final : public WorkloadKind {
   }
   WorkloadPlan plan(const KindConfig& cfg, int hosts, Rng& rng) const override {
     const auto& c = cfg.get<PatternConfig>();
-    return {permutation_flows(hosts, c.bytes, c.start, rng), {}};
+    return flow_plan(permutation_flows(hosts, c.bytes, c.start, rng));
   }
   WorkloadDemand demand(const KindConfig& cfg, int hosts) const override {
     return flow_demand(static_cast<uint64_t>(hosts), cfg.get<PatternConfig>().bytes, "topology",
@@ -105,7 +111,7 @@ class IncastKind final : public WorkloadKind {
   }
   WorkloadPlan plan(const KindConfig& cfg, int hosts, Rng& /*rng*/) const override {
     const auto& c = cfg.get<PatternConfig>();
-    return {incast_flows(hosts, c.senders, c.receiver, c.bytes, c.start), {}};
+    return flow_plan(incast_flows(hosts, c.senders, c.receiver, c.bytes, c.start));
   }
   WorkloadDemand demand(const KindConfig& cfg, int /*hosts*/) const override {
     const auto& c = cfg.get<PatternConfig>();
@@ -158,7 +164,7 @@ class FlowsKind final : public WorkloadKind {
     return KindConfig::of(c);
   }
   WorkloadPlan plan(const KindConfig& cfg, int /*hosts*/, Rng& /*rng*/) const override {
-    return {cfg.get<FlowListConfig>().flows, {}};
+    return flow_plan(cfg.get<FlowListConfig>().flows);
   }
   WorkloadDemand demand(const KindConfig& cfg, int /*hosts*/) const override {
     const auto& flows = cfg.get<FlowListConfig>().flows;
@@ -401,7 +407,9 @@ class JobsKind final : public WorkloadKind {
     return KindConfig::of(c);
   }
   WorkloadPlan plan(const KindConfig& cfg, int /*hosts*/, Rng& /*rng*/) const override {
-    return {{}, cfg.get<JobsConfig>().jobs};
+    WorkloadPlan p;
+    p.jobs = cfg.get<JobsConfig>().jobs;
+    return p;
   }
   WorkloadDemand demand(const KindConfig& cfg, int /*hosts*/) const override;
   std::vector<WorkloadStart> starts(const KindConfig& cfg) const override {

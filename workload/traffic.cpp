@@ -6,7 +6,7 @@
 
 namespace fabsim {
 
-std::vector<FlowSpec> permutation_flows(int hosts, int64_t bytes, Time start, Rng& rng) {
+std::vector<uint32_t> derangement(int hosts, Rng& rng) {
   std::vector<uint32_t> dst(hosts);
   if (hosts < 2) return {};
   // Fisher-Yates shuffles until no host maps to itself (expected e tries).
@@ -19,9 +19,14 @@ std::vector<FlowSpec> permutation_flows(int hosts, int64_t bytes, Time start, Rn
     for (int i = 0; i < hosts; ++i) fixed = fixed || dst[i] == static_cast<uint32_t>(i);
     if (!fixed) break;
   }
+  return dst;
+}
+
+std::vector<FlowSpec> permutation_flows(int hosts, int64_t bytes, Time start, Rng& rng) {
+  const std::vector<uint32_t> dst = derangement(hosts, rng);
   std::vector<FlowSpec> out;
-  out.reserve(hosts);
-  for (int i = 0; i < hosts; ++i) {
+  out.reserve(dst.size());
+  for (size_t i = 0; i < dst.size(); ++i) {
     FlowSpec f;
     f.src = static_cast<uint32_t>(i);
     f.dst = dst[i];

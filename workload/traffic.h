@@ -12,6 +12,9 @@
 
 namespace fabsim {
 
+/// A uniformly random derangement of `hosts` hosts: host i's partner (never i itself). Empty
+/// below 2 hosts.
+std::vector<uint32_t> derangement(int hosts, Rng& rng);
 /// Every host sends `bytes` to a distinct other host: a uniformly random derangement.
 std::vector<FlowSpec> permutation_flows(int hosts, int64_t bytes, Time start, Rng& rng);
 /// `senders` hosts (the first ones other than `receiver`, in order) each send `bytes` to it.

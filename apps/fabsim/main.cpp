@@ -425,7 +425,11 @@ int compare_command(const std::vector<std::string>& files, const std::vector<std
   fmt::print("results written to {}/ (compare.csv, compare.txt, one directory per scenario)\n",
              dir.final_path());
   if (plot && plot_status == 0) {
-    fmt::print("figure: {}/plots/jct_vs_size.png (and .svg)\n", dir.final_path());
+    // Jobs give the JCT figure; flow-size workloads (cdf) the slowdown figure.
+    for (const char* figure : {"jct_vs_size", "slowdown"}) {
+      const std::string png = fmt::format("{}/plots/{}.png", dir.final_path(), figure);
+      if (std::filesystem::exists(png)) fmt::print("figure: {} (and .svg)\n", png);
+    }
   } else if (plot) {
     std::fprintf(stderr,
                  "fabsim: the figure could not be drawn (is python3-matplotlib installed?)\n");
@@ -552,7 +556,8 @@ Subcommands declare(CLI::App& app, Options& o) {
   c.validate->add_option("--set", o.sets, "override a key (repeatable)");
   c.validate->add_option("--max-memory", o.max_memory, kMemoryDoc);
   c.list = app.add_subcommand("list", "every kind of every family and every parameter");
-  c.plot = app.add_subcommand("plot", "draw JCT vs size, FCT CDF and time series (PNG, SVG)");
+  c.plot = app.add_subcommand("plot", "draw JCT vs size, FCT CDF, time series and FCT slowdown "
+                                      "vs flow size (PNG, SVG)");
   c.plot->add_option("results", o.files, "result directories written by run --out")->required();
   c.plot->add_option("--out", o.out, "where to write the figures (default FIRST_DIR/plots)");
   c.compare = app.add_subcommand("compare", "run scenarios on the same cases and print their "

@@ -1,0 +1,90 @@
+// Ideal flow completion times; see ideal_fct.h.
+#include "net/ideal_fct.h"
+
+#include <algorithm>  // max, min, reverse
+#include <deque>      // breadth-first frontier
+
+#include "net/network.h"
+
+namespace fabsim {
+
+Time ideal_fct(const std::vector<const Link*>& path, int64_t bytes, const FrameShape& shape) {
+  if (path.empty() || bytes <= 0) return Time();
+  const int64_t packets = (bytes + shape.payload - 1) / shape.payload;
+  const int64_t last_payload = bytes - (packets - 1) * shape.payload;
+  const int64_t full = std::max(std::min(bytes, shape.payload) + shape.header, shape.min_frame);
+  const int64_t last = std::max(last_payload + shape.header, shape.min_frame);
+  size_t slowest = 0;
+  for (size_t h = 1; h < path.size(); ++h) {
+    if (path[h]->frame_time(full) > path[slowest]->frame_time(full)) slowest = h;
+  }
+  Time t;
+  for (size_t h = 0; h < path.size(); ++h) {
+    const Link& l = *path[h];
+    t += l.config().delay + l.config().extra_delay;
+    if (h == slowest) {
+      t += l.frame_time(full) * (packets - 1) + l.frame_time(last);
+    } else {
+      t += l.frame_time(full);
+    }
+  }
+  return t;
+}
+
+PathFinder::PathFinder(const Network& net) : net_(net) {
+  const size_t hosts = net.host_count();
+  out_.resize(hosts + net.switch_count());
+  for (size_t h = 0; h < hosts; ++h) {
+    index_[&net.host(h)] = static_cast<uint32_t>(h);
+    if (const Link* l = net.host(h).port().link()) out_[h].push_back(l);
+  }
+  for (size_t s = 0; s < net.switch_count(); ++s) {
+    const Switch& sw = net.sw(s);
+    index_[&sw] = static_cast<uint32_t>(hosts + s);
+    for (size_t p = 0; p < sw.port_count(); ++p) {
+      if (const Link* l = sw.port(p).link()) out_[hosts + s].push_back(l);
+    }
+  }
+  via_.resize(out_.size());
+  parent_.resize(out_.size());
+}
+
+void PathFinder::search(uint32_t src) {
+  from_ = src;
+  std::fill(via_.begin(), via_.end(), nullptr);
+  std::deque<uint32_t> frontier{src};
+  const size_t hosts = net_.host_count();
+  while (!frontier.empty()) {
+    const uint32_t n = frontier.front();
+    frontier.pop_front();
+    if (n != src && n < hosts) continue;  // hosts do not forward
+    for (const Link* l : out_[n]) {
+      const auto it = index_.find(l->dst());
+      if (it == index_.end() || it->second == src || via_[it->second] != nullptr) continue;
+      via_[it->second] = l;
+      parent_[it->second] = n;
+      frontier.push_back(it->second);
+    }
+  }
+}
+
+std::vector<const Link*> PathFinder::path(uint32_t src, uint32_t dst) {
+  if (src == dst || src >= net_.host_count() || dst >= net_.host_count()) return {};
+  if (src != from_) search(src);
+  std::vector<const Link*> links;
+  uint32_t n = dst;
+  while (n != src) {
+    const Link* l = via_[n];
+    if (l == nullptr) return {};
+    links.push_back(l);
+    n = parent_[n];
+  }
+  std::reverse(links.begin(), links.end());
+  return links;
+}
+
+std::vector<const Link*> shortest_path(const Network& net, uint32_t src, uint32_t dst) {
+  return PathFinder(net).path(src, dst);
+}
+
+}  // namespace fabsim

@@ -1,0 +1,142 @@
+// The ideal FCT (net/ideal_fct.h) against hand-computed values on a single switch and a 2-tier
+// leaf-spine, and against a lone flow simulated on the empty network.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "conserved.h"
+#include "helpers.h"
+#include "net/ideal_fct.h"
+#include "scenario/runner.h"
+#include "scenario/scenario.h"
+
+namespace fabsim {
+namespace {
+
+// 100G hosts with 1 us links; 1000-byte payloads with a 48-byte header (HPCC ns-3's sizes).
+std::string single_switch(const std::string& transport, int64_t bytes) {
+  return fmt::format(R"(
+[topology]
+kind = "single_switch"
+hosts = 4
+nic_rate = "100Gbps"
+host_link_delay = "1us"
+[transport]
+kind = "{}"
+payload = 1000
+header_bytes = 48
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 0
+dst = 3
+bytes = {}
+)",
+                     transport, bytes);
+}
+
+// Two leaves of two hosts (100G, 1 us) under `spines` spines (400G, 500 ns).
+std::string leaf_spine(const std::string& transport, int64_t bytes, int spines = 1) {
+  return fmt::format(R"(
+[topology]
+kind = "leaf_spine"
+servers = 4
+gpus_per_server = 1
+servers_per_leaf = 2
+spines = {}
+nic_rate = "100Gbps"
+uplink_rate = "400Gbps"
+host_link_delay = "1us"
+fabric_link_delay = "500ns"
+[transport]
+kind = "{}"
+payload = 1000
+header_bytes = 48
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 0
+dst = 3
+bytes = {}
+)",
+                     spines, transport, bytes);
+}
+
+constexpr FrameShape kShape{1000, 48, 64};
+
+// Serialization at 100G of the wire bytes (frame + 20): 1068 B (1048-byte frame) = 85,440 ps,
+// 568 B (548) = 45,440 ps, 84 B (a 49-byte frame padded to 64) = 6,720 ps; at 400G a quarter.
+constexpr int64_t kFull100 = 85'440;
+constexpr int64_t kHalf100 = 45'440;
+constexpr int64_t kMin100 = 6'720;
+constexpr int64_t kFull400 = 21'360;
+
+TEST(IdealFct, SingleSwitchByHand) {
+  fabsim::Run run(load_scenario_text(single_switch("datagram", 1), "ss.toml"));
+  const auto path = shortest_path(run.network(), 0, 3);
+  ASSERT_EQ(path.size(), 2U);  // host -> switch -> host
+  // One byte: one 64-byte frame at each hop, plus 2 x 1 us.
+  EXPECT_EQ(ideal_fct(path, 1, kShape), Time::ps(2'000'000 + 2 * kMin100));
+  // 10 full frames through the first hop, the last one again through the second.
+  EXPECT_EQ(ideal_fct(path, 10'000, kShape), Time::ps(2'000'000 + 11 * kFull100));
+  // 1000 + 1000 + 500: the short last frame at the bottleneck (the first of equal hops), a full
+  // frame at the other hop.
+  EXPECT_EQ(ideal_fct(path, 2'500, kShape),
+            Time::ps(2'000'000 + 2 * kFull100 + kHalf100 + kFull100));
+  EXPECT_TRUE(shortest_path(run.network(), 2, 2).empty());
+  EXPECT_EQ(ideal_fct({}, 1000, kShape), Time());
+}
+
+TEST(IdealFct, LeafSpineByHand) {
+  fabsim::Run run(load_scenario_text(leaf_spine("datagram", 1, 2), "ls.toml"));
+  PathFinder paths(run.network());
+  EXPECT_EQ(paths.path(0, 1).size(), 2U);  // same leaf
+  const auto path = paths.path(0, 3);      // leaf0 -> spine -> leaf1
+  ASSERT_EQ(path.size(), 4U);
+  EXPECT_EQ(path[0]->config().rate, Rate::gbps(100));
+  EXPECT_EQ(path[1]->config().rate, Rate::gbps(400));
+  // Propagation 1 + 0.5 + 0.5 + 1 us; the NIC's hop is the bottleneck (100G, the first of two);
+  // one full frame at each other hop: 400G, 400G, 100G.
+  const int64_t others = 2 * kFull400 + kFull100;
+  EXPECT_EQ(ideal_fct(path, 10'000, kShape), Time::ps(3'000'000 + 10 * kFull100 + others));
+  EXPECT_EQ(ideal_fct(path, 2'500, kShape), Time::ps(3'000'000 + 2 * kFull100 + kHalf100 + others));
+  EXPECT_EQ(ideal_fct(path, 1, kShape), Time::ps(3'000'000 + 2 * kMin100 + 2 * kMin100 / 4));
+}
+
+// A lone flow on the empty network takes exactly its ideal FCT when the formula is exact: one
+// rate (single switch, any size), or every frame full (leaf-spine, a multiple of the payload).
+TEST(IdealFct, LoneFlowTakesTheIdeal) {
+  struct Case {
+    std::string toml;
+    int64_t bytes;
+  };
+  const Case cases[] = {{single_switch("datagram", 2'500), 2'500},
+                        {single_switch("datagram", 1'000'000), 1'000'000},
+                        {single_switch("roce", 2'500), 2'500},
+                        {leaf_spine("datagram", 100'000), 100'000},
+                        {leaf_spine("roce", 100'000), 100'000}};
+  for (const auto& c : cases) {
+    ScenarioConfig cfg = load_scenario_text(c.toml, "lone.toml", {"output.slowdown=true"});
+    const RunResult r = run_checked(cfg);
+    ASSERT_TRUE(r.all_done);
+    ASSERT_EQ(r.ideal_fct.size(), 1U);
+    EXPECT_EQ(r.flows[0].fct(), r.ideal_fct[0]) << c.toml;
+  }
+}
+
+// With a short last frame on a path of mixed rates, the formula is above the empty-network time
+// by less than one full frame per hop after the bottleneck (ideal_fct.h).
+TEST(IdealFct, MixedRatesShortLastFrameStaysWithinOneFramePerHop) {
+  ScenarioConfig cfg =
+      load_scenario_text(leaf_spine("datagram", 100'064), "lone.toml", {"output.slowdown=true"});
+  const RunResult r = run_checked(cfg);
+  ASSERT_TRUE(r.all_done);
+  const Time fct = r.flows[0].fct();
+  const Time ideal = r.ideal_fct[0];
+  EXPECT_LE(fct, ideal);
+  EXPECT_LT(ideal - fct, Time::ps(3 * kFull100));
+}
+
+}  // namespace
+}  // namespace fabsim
