@@ -44,6 +44,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   Rate rate() const { return out_.rate; }
   const CcNeeds& needs() const { return needs_; }
   uint64_t max_outstanding() const { return sb_.max_outstanding(); }
+  const CongestionControl& cc() const { return *cc_; }
 
   void post(uint32_t flow, int64_t bytes) {
     const int64_t mtu = t_.cfg_.wire.payload;
@@ -291,6 +292,8 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
       }
       sig.seq = p.seq;
       sig.next_seq = sent_end();
+      ++t_.counters_.int_acks;
+      t_.counters_.int_records += static_cast<uint64_t>(sig.hops);
       cc_->on_int(sig);
     }
     AckSignal a{now, acked};
@@ -833,7 +836,16 @@ std::vector<std::pair<std::string, uint64_t>> RoceTransport::counters() const {
                        {"bdp_cap_packets", cap_packets_}});
   }
   if (cfg_.op == RdmaOp::kRead) c.emplace_back("read_requests", counters_.read_requests);
+  if (needs_int_) {
+    c.insert(c.end(), {{"int_acks", counters_.int_acks}, {"int_records", counters_.int_records}});
+  }
   return c;
+}
+
+const CongestionControl* RoceTransport::qp_cc(uint32_t src, uint32_t dst, int qp) const {
+  const auto it = conns_.find((static_cast<uint64_t>(src) << 32) | dst);
+  if (it == conns_.end() || qp >= static_cast<int>(it->second->send.size())) return nullptr;
+  return &it->second->send[qp]->cc();
 }
 
 int64_t RoceTransport::max_outstanding_bytes(uint32_t src, uint32_t dst, int qp) const {

@@ -97,6 +97,8 @@ class RoceTransport : public Transport, public EventTarget {
   /// The most payload bytes a QP from `src` to `dst` ever had outstanding (selective repeat;
   /// tests of BDP flow control), or 0 if none.
   int64_t max_outstanding_bytes(uint32_t src, uint32_t dst, int qp = 0) const;
+  /// The congestion control of the `qp`-th QP from `src` to `dst` (tests), or null if none.
+  const CongestionControl* qp_cc(uint32_t src, uint32_t dst, int qp = 0) const;
   /// The BDP cap each selective-repeat QP runs with, in packets (0 under go-back-N).
   uint64_t bdp_cap_packets() const { return cap_packets_; }
 
@@ -112,6 +114,9 @@ class RoceTransport : public Transport, public EventTarget {
     uint64_t recoveries = 0;     // recovery episodes entered on a NACK
     uint64_t beyond_bitmap = 0;  // arrivals past the receiver bitmap (discarded)
     uint64_t read_requests = 0;  // read requests sent (retries included)
+    // in-band telemetry (a CC that reads INT)
+    uint64_t int_acks = 0;     // ACKs and NACKs that carried an INT stack back
+    uint64_t int_records = 0;  // hop records they carried
   };
   const Counters& stats() const { return counters_; }
 
