@@ -192,6 +192,7 @@ struct SingleSwitchConfig {
 /// links and (k/2) / agg_oversubscription core links.
 struct FatTreeConfig {
   int k = 4;
+  int pods = 0;  // pods built (0 = k); fewer than k leaves core ports unused (HPCC's fat.txt)
   double tor_oversubscription = 1;
   double agg_oversubscription = 1;
   int gpus_per_server = 1;  // consecutive hosts of one ToR form a server
@@ -201,7 +202,8 @@ struct FatTreeConfig {
   Time fabric_link_delay = Time::us(1);
   int hosts_per_tor() const;
   int agg_uplinks() const;
-  int hosts() const { return k * (k / 2) * hosts_per_tor(); }
+  int pod_count() const { return pods > 0 ? pods : k; }
+  int hosts() const { return pod_count() * (k / 2) * hosts_per_tor(); }
 };
 
 TopologyInfo build_leaf_spine(Network& net, const LeafSpineConfig& cfg, const SwitchConfig& sw,

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "helpers.h"
+#include "net/round_trip.h"
 #include "report/writers.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
@@ -158,6 +159,57 @@ kind = "permutation"
 bytes = {}
 )",
                               frames * 4096));
+}
+
+// HPCC's evaluation fabric (its mix/fat.txt; REFERENCE.md §9.2.2) as a k = 8 fat tree with 5 of
+// its 8 pods: 320 hosts, 20 ToRs of 16 hosts with 4 x 400G uplinks, 20 aggregation switches,
+// 16 cores with one link per pod; 480 cables. Its longest unloaded round trip with 1000 B
+// payloads is the one ns-3 prints, maxRtt = 12,240 ns (a 1048 B frame out and back over 6 hops,
+// with HPCC ns-3's rtt = 2 x propagation + per-hop payload serialization): fabsim's adds the
+// frame headers, the 20 B of preamble and gap, and the ACK's own serialization.
+TEST(FatTree, FivePodsOfKEightIsHpccsFatTxt) {
+  const auto cfg = load_scenario_text(R"(
+[topology]
+kind = "fat_tree"
+k = 8
+pods = 5
+tor_oversubscription = 4
+nic_rate = "100Gbps"
+link_rate = "400Gbps"
+host_link_delay = "1us"
+fabric_link_delay = "1us"
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 0
+dst = 319
+bytes = 4096
+)",
+                                      "ft.toml");
+  fabsim::Run run(cfg);
+  const auto& topo = run.topology();
+  EXPECT_EQ(topo.hosts, 320);
+  EXPECT_EQ(topo.switch_count(), 56U);
+  EXPECT_EQ(topo.switches_in_tier(1).size(), 20U);
+  EXPECT_EQ(topo.switches_in_tier(2).size(), 20U);
+  EXPECT_EQ(topo.switches_in_tier(3).size(), 16U);
+  EXPECT_EQ(topo.cables.size(), 160U);  // 80 ToR-agg + 80 agg-core, plus 320 host cables
+  EXPECT_EQ(topo.hosts_per_tor(), 16);
+  EXPECT_EQ(topo.pod[topo.tor_switch_of_host(319)], 4U);
+  // HPCC's formula on this path: 2 x 6 us + 1000 B x 8 at (2 x 100G + 4 x 400G) = 12.24 us.
+  const Time hpcc_rtt = Time::us(12) + serialization_delay(1000, Rate::gbps(100)) * 2 +
+                        serialization_delay(1000, Rate::gbps(400)) * 4;
+  EXPECT_EQ(hpcc_rtt, Time::ns(12'240));
+  // fabsim's: (1048 + 20) B out and (64 + 20) B back on each of the 6 links, plus 12 us.
+  const Time ours = Time::us(12) + serialization_delay(1068, Rate::gbps(100)) * 2 +
+                    serialization_delay(1068, Rate::gbps(400)) * 4 +
+                    serialization_delay(84, Rate::gbps(100)) * 2 +
+                    serialization_delay(84, Rate::gbps(400)) * 4;
+  EXPECT_EQ(longest_base_rtt(run.network(), 1048, 64), ours);
+  const auto hops = switch_hops(run.network(), 0);
+  EXPECT_EQ(hops[1], 1);    // same ToR
+  EXPECT_EQ(hops[16], 3);   // same pod
+  EXPECT_EQ(hops[319], 5);  // across the cores
 }
 
 TEST(FatTree, K4SprayedPermutationRunsAtLineRate) {

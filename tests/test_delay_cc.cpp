@@ -294,5 +294,34 @@ TEST(DelayScenario, SwiftHoldsTheDelayNearItsTarget) {
       << cc->smoothed_delay().ps() << " against " << target;
 }
 
+// qp_per_flow: a 4 KB flow that starts just after a 10 MB flow of the same host pair has its
+// own QP and finishes in microseconds; sharing the pair's QP it waits for the 10 MB.
+TEST(QpPerFlow, ASmallFlowDoesNotWaitBehindALargeOneOfTheSamePair) {
+  const std::string base = R"(
+[topology]
+kind = "single_switch"
+hosts = 2
+[transport]
+kind = "roce"
+cc = "hpcc"
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 0
+dst = 1
+bytes = "10MB"
+[[workload.flows]]
+src = 0
+dst = 1
+bytes = "4KB"
+start = "1us"
+)";
+  const RunResult own =
+      run_checked(load_scenario_text(base, "q.toml", {"transport.qp_per_flow=true"}));
+  const RunResult shared = run_checked(load_scenario_text(base, "q.toml"));
+  EXPECT_LT(own.flows[1].fct(), 20_us);
+  EXPECT_GT(shared.flows[1].fct(), 800_us);  // 10 MB at 100G first
+}
+
 }  // namespace
 }  // namespace fabsim

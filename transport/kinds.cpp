@@ -99,6 +99,9 @@ void load_rdma(Section& s, const TransportEnv& env, std::string_view recovery, s
                              "posting the operation; seed 004 §5.1 measures ~1 ms host-to-GPU)");
   r.connection_setup = s.time("connection_setup", r.connection_setup,
                               "added once, when a host pair's first flow starts (QP setup)");
+  r.qp_per_flow = s.boolean("qp_per_flow", r.qp_per_flow,
+                            "every flow gets QPs of its own (HPCC ns-3 does); default: the "
+                            "flows of a host pair share its QPs, in order");
   r.qps_per_connection = static_cast<int>(s.integer(
       "qps_per_connection", r.qps_per_connection, 1, 256,
       "queue pairs per host pair (NCCL opens several); a message is split evenly over them"));

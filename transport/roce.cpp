@@ -697,20 +697,32 @@ CcContext RoceTransport::cc_context(uint32_t src, uint32_t dst, Rate line, Time 
   return ctx;
 }
 
+RoceTransport::Connection& RoceTransport::connection_of(uint32_t id) {
+  const FlowSpec& spec = flows_[id].spec;
+  if (!cfg_.qp_per_flow) return connection(spec.src, spec.dst, spec.tclass);
+  auto& slot = flow_conns_[id];
+  if (!slot) slot = make_connection(spec.src, spec.dst, spec.tclass);
+  return *slot;
+}
+
+std::unique_ptr<RoceTransport::Connection>
+RoceTransport::make_connection(uint32_t src, uint32_t dst, uint8_t tclass) {
+  auto c = std::make_unique<Connection>();
+  for (int i = 0; i < cfg_.qps_per_connection; ++i) {
+    auto s = std::make_unique<SendQp>(*this, src, dst, next_qp_++, tclass);
+    auto r = std::make_unique<RecvQp>(*this, dst, src, s->sport(), s->endpoint(), s->needs());
+    s->set_peer(r->endpoint());
+    c->send.push_back(std::move(s));
+    c->recv.push_back(std::move(r));
+  }
+  order_.push_back(c.get());
+  return c;
+}
+
 RoceTransport::Connection& RoceTransport::connection(uint32_t src, uint32_t dst, uint8_t tclass) {
   const uint64_t key = (static_cast<uint64_t>(src) << 32) | dst;
   auto& slot = conns_[key];
-  if (!slot) {
-    slot = std::make_unique<Connection>();
-    for (int i = 0; i < cfg_.qps_per_connection; ++i) {
-      auto s = std::make_unique<SendQp>(*this, src, dst, next_qp_++, tclass);
-      auto r = std::make_unique<RecvQp>(*this, dst, src, s->sport(), s->endpoint(), s->needs());
-      s->set_peer(r->endpoint());
-      slot->send.push_back(std::move(s));
-      slot->recv.push_back(std::move(r));
-    }
-    order_.push_back(slot.get());
-  }
+  if (!slot) slot = make_connection(src, dst, tclass);
   return *slot;
 }
 
@@ -738,7 +750,7 @@ void RoceTransport::start(uint32_t id) {
 
 void RoceTransport::begin(uint32_t id) {
   const FlowSpec& spec = flows_[id].spec;
-  Connection& c = connection(spec.src, spec.dst, spec.tclass);
+  Connection& c = connection_of(id);
   if (cfg_.op == RdmaOp::kRead) {
     send_read_request(id);
     return;
@@ -765,7 +777,7 @@ void RoceTransport::begin(uint32_t id) {
 // is lost is sent again after a retransmission timeout if no data of the flow has arrived.
 void RoceTransport::send_read_request(uint32_t id) {
   const FlowSpec& spec = flows_[id].spec;
-  Connection& c = connection(spec.src, spec.dst, spec.tclass);
+  Connection& c = connection_of(id);
   const auto k = static_cast<int64_t>(c.recv.size());
   const int64_t per = spec.bytes / k;
   const int64_t rem = spec.bytes % k;

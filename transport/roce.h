@@ -57,6 +57,9 @@ struct RoceConfig {
   Time command_latency;   // before the initiator acts on a flow (host software, seed 004 §5.1)
   Time connection_setup;  // added once, on a host pair's first flow (QP setup)
   int qps_per_connection = 1;
+  /// Every flow gets QPs of its own (HPCC ns-3 opens one per flow); default: the flows of a
+  /// host pair share its QPs and are sent in order.
+  bool qp_per_flow = false;
   /// ACK coalescing: an ACK after every `ack_every_packets` in-order packets, or once
   /// `ack_every_bytes` payload bytes (0 = off) accumulated, and always at a message's end.
   int ack_every_packets = 1;
@@ -128,6 +131,9 @@ class RoceTransport : public Transport, public EventTarget {
     std::vector<std::unique_ptr<RecvQp>> recv;
   };
   Connection& connection(uint32_t src, uint32_t dst, uint8_t tclass);
+  /// Flow `id`'s connection: its host pair's, or its own with qp_per_flow.
+  Connection& connection_of(uint32_t id);
+  std::unique_ptr<Connection> make_connection(uint32_t src, uint32_t dst, uint8_t tclass);
   /// The operation of flow `id` begins now (after its command latency and setup).
   void begin(uint32_t id);
   void defer(Time at, uint32_t id, uint8_t what);
@@ -144,6 +150,7 @@ class RoceTransport : public Transport, public EventTarget {
   RoceConfig cfg_;
   CcConfig cc_;  // what each new QP's congestion control is built from
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> conns_;
+  std::unordered_map<uint32_t, std::unique_ptr<Connection>> flow_conns_;  // qp_per_flow
   std::vector<Connection*> order_;  // creation order, for deterministic iteration
   uint64_t next_qp_ = 0;
   Counters counters_;

@@ -32,14 +32,14 @@ TopologyInfo build_fat_tree(Network& net, const FatTreeConfig& cfg, const Switch
   std::vector<uint32_t> tor;
   std::vector<uint32_t> agg;
   std::vector<uint32_t> core;
-  for (int p = 0; p < cfg.k; ++p) {
+  for (int p = 0; p < cfg.pod_count(); ++p) {
     for (int i = 0; i < half; ++i) {
       tor.push_back(
           b.add_switch(fmt::format("tor{}_{}", p, i), SwitchRole::kTor, 1, static_cast<uint32_t>(p))
               .id());
     }
   }
-  for (int p = 0; p < cfg.k; ++p) {
+  for (int p = 0; p < cfg.pod_count(); ++p) {
     for (int j = 0; j < half; ++j) {
       agg.push_back(b.add_switch(fmt::format("agg{}_{}", p, j), SwitchRole::kAggregation, 2,
                                  static_cast<uint32_t>(p))
@@ -52,12 +52,12 @@ TopologyInfo build_fat_tree(Network& net, const FatTreeConfig& cfg, const Switch
   const Link::Config host_link = b.link(cfg.nic_rate, cfg.host_link_delay);
   const Link::Config fabric = b.link(cfg.link_rate, cfg.fabric_link_delay);
   for (int h = 0; h < hosts; ++h) b.attach(static_cast<uint32_t>(h), tor[h / per_tor], host_link);
-  for (int p = 0; p < cfg.k; ++p) {
+  for (int p = 0; p < cfg.pod_count(); ++p) {
     for (int i = 0; i < half; ++i) {
       for (int j = 0; j < half; ++j) b.connect(tor[p * half + i], agg[p * half + j], fabric);
     }
   }
-  for (int p = 0; p < cfg.k; ++p) {
+  for (int p = 0; p < cfg.pod_count(); ++p) {
     for (int j = 0; j < half; ++j) {
       for (int u = 0; u < up; ++u) b.connect(agg[p * half + j], core[j * up + u], fabric);
     }
@@ -69,6 +69,7 @@ TopologyInfo build_fat_tree(Network& net, const FatTreeConfig& cfg, const Switch
                 {"core", core.size()},
                 {"tor_oversubscription", cfg.tor_oversubscription},
                 {"agg_oversubscription", cfg.agg_oversubscription}};
+  if (cfg.pod_count() != cfg.k) info.extra["pods"] = cfg.pod_count();
   return info;
 }
 
@@ -86,6 +87,10 @@ class FatTreeKind final : public TopologyKind {
     c.k = static_cast<int>(s.integer("k", c.k, 2, 64,
                                      "switch radix: k pods, k^3/4 hosts when "
                                      "non-blocking (even)"));
+    c.pods = static_cast<int>(s.integer(
+        "pods", c.pods, 0, 64,
+        "pods built (0 = k); fewer pods leave core ports unused, as HPCC's fat.txt (k = 8, "
+        "5 pods)"));
     c.tor_oversubscription = s.real("tor_oversubscription", c.tor_oversubscription, 1.0, 64.0,
                                     "hosts per ToR / its k/2 uplinks (same link rates: 2 = 2:1)");
     c.agg_oversubscription = s.real("agg_oversubscription", c.agg_oversubscription, 1.0, 64.0,
@@ -101,6 +106,7 @@ class FatTreeKind final : public TopologyKind {
                                  "propagation delay of every switch-to-switch link");
     if (s.describing()) return KindConfig::of(c);
     if (c.k % 2 != 0) s.fail("k", "an even radix");
+    if (c.pods > c.k) s.fail("pods", fmt::format("at most k = {} (a core has k ports)", c.k));
     const double per_tor = c.k / 2 * c.tor_oversubscription;
     if (per_tor != static_cast<double>(c.hosts_per_tor())) {
       s.fail("tor_oversubscription", fmt::format("a ratio giving a whole number of hosts per ToR "
