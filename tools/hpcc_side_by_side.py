@@ -16,6 +16,7 @@ The peer is built outside this repository (REFERENCE.md §9.2.1; docs/VALIDATION
 
   tools/hpcc_side_by_side.py --fabsim build/release/apps/fabsim/fabsim \\
       --hpcc /work/peers/hpcc/simulation --cc hpcc --duration 2ms --out out/hpcc-side
+  tools/hpcc_side_by_side.py --plot out/hpcc-side     (slowdown-vs-ns3.png from both CCs' runs)
 """
 import argparse
 import csv
@@ -158,5 +159,32 @@ def main():
     return 0
 
 
+def plot(out):
+    """slowdown-vs-ns3.png: p50 and p99 per size bucket, fabsim and ns-3, one panel per CC."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    files = sorted(out.glob("buckets-*.csv"))
+    fig, axes = plt.subplots(1, len(files), figsize=(6 * len(files), 4), squeeze=False)
+    for ax, f in zip(axes[0], files):
+        rows = list(csv.DictReader(f.open()))
+        x = [int(r["size_max"]) for r in rows]
+        for col, style, label in (("fabsim_p50", "o-", "fabsim p50"), ("ns3_p50", "s--", "ns-3 p50"),
+                                  ("fabsim_p99", "o-", "fabsim p99"), ("ns3_p99", "s--", "ns-3 p99")):
+            ax.plot(x, [float(r[col]) for r in rows], style, label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("flow size, largest of the bucket (B)")
+        ax.set_ylabel("FCT slowdown")
+        ax.set_title(f.stem.replace("buckets-", "") + ": web search 30 %, HPCC fat.txt")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "slowdown-vs-ns3.png", dpi=100)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--plot":
+        plot(pathlib.Path(sys.argv[2]))
+        sys.exit(0)
     sys.exit(main())

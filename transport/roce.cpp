@@ -131,7 +131,12 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
       sim_.pool().release(p);
       return;
     }
-    if (selective_) {
+    if (p->type == PacketType::kCnp) {  // the same under either recovery
+      ++t_.counters_.rate_cuts;
+      cc_->on_cnp({now});
+      trace_front('c', p->seq);
+      cc_changed(/*kick=*/true);
+    } else if (selective_) {
       receive_selective(p, now);
     } else {
       receive_go_back_n(p, now);
@@ -142,12 +147,6 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
 
   void receive_go_back_n(Packet* p, Time now) {
     switch (p->type) {
-      case PacketType::kCnp:
-        ++t_.counters_.rate_cuts;
-        cc_->on_cnp({now});
-        trace_front('c', p->seq);
-        cc_changed(/*kick=*/true);
-        break;
       case PacketType::kAck: {
         trace_front('a', p->seq);
         const Bytes acked = acknowledge(p->seq);
@@ -176,12 +175,6 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   // IRN (REFERENCE.md §1.8): the scoreboard decides; this turns its answers into signals.
   void receive_selective(Packet* p, Time now) {
     switch (p->type) {
-      case PacketType::kCnp:
-        ++t_.counters_.rate_cuts;
-        cc_->on_cnp({now});
-        trace_front('c', p->seq);
-        cc_changed(/*kick=*/true);
-        break;
       case PacketType::kAck: {
         trace_front('a', p->seq);
         sb_.ack(p->seq);
