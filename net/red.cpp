@@ -23,7 +23,18 @@ bool RedMarker::mark(Packet& p, int64_t queue_bytes, Bytes kmin, Bytes kmax) {
 }
 
 void RedEcnHook::on_dequeue(Packet& p, EgressPort& port) {
-  if (marker_.mark(p, port.queued_bytes(p.tclass))) ++port.counters().ecn_marks;
+  const EcnConfig& c = marker_.config();
+  const int64_t queued = port.queued_bytes(p.tclass);
+  bool marked = false;
+  if (c.reference_rate.bps() > 0) {  // thresholds scale with this port's rate
+    const Int128 rate = port.link()->config().rate.bps();
+    const Int128 ref = c.reference_rate.bps();
+    marked = marker_.mark(p, queued, Bytes(static_cast<int64_t>(c.kmin.count() * rate / ref)),
+                          Bytes(static_cast<int64_t>(c.kmax.count() * rate / ref)));
+  } else {
+    marked = marker_.mark(p, queued);
+  }
+  if (marked) ++port.counters().ecn_marks;
 }
 
 }  // namespace fabsim

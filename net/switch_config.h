@@ -49,6 +49,9 @@ struct EcnConfig {
   Bytes kmin = Bytes(5000);
   Bytes kmax = Bytes(200000);
   double pmax = 0.01;
+  /// > 0: kmin and kmax are for a port of this rate and scale linearly with each port's rate
+  /// (HPCC ns-3's KMIN_MAP / KMAX_MAP: 400/1600 KB at 100G, 1600/6400 KB at 400G).
+  Rate reference_rate;
 };
 
 struct SwitchConfig {

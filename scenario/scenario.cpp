@@ -195,6 +195,10 @@ void load_network(Section& s, NetworkConfig& n) {
   n.sw.ecn.kmin = e.bytes("kmin", n.sw.ecn.kmin, Bytes(0), kMaxBytes, "queue with no marking");
   n.sw.ecn.kmax = e.bytes("kmax", n.sw.ecn.kmax, Bytes(0), kMaxBytes, "queue marked with pmax");
   n.sw.ecn.pmax = e.real("pmax", n.sw.ecn.pmax, 0.0, 1.0, "marking probability at kmax");
+  n.sw.ecn.reference_rate = e.rate("reference_rate", n.sw.ecn.reference_rate,
+                                   "> 0: kmin and kmax are for a port of this rate and scale "
+                                   "with each port's rate (HPCC ns-3 K maps); 0 = the same for "
+                                   "every port");
   if (!e.describing() && n.sw.ecn.kmax <= n.sw.ecn.kmin) {
     e.fail("kmax", fmt::format("a size above network.ecn.kmin = {}", to_string(n.sw.ecn.kmin)));
   }

@@ -245,6 +245,27 @@ TEST(RedHook, MarksOnTheQueueBehindAtDequeue) {
   EXPECT_EQ(t.sink.arrivals[2].ecn, Ecn::kEct);
 }
 
+// Thresholds given for a reference rate scale with the port's rate (HPCC ns-3's K maps). The
+// Bench's ports run at 100G: with thresholds 0 / 1.5 frames for 50G they become 0 / 3 frames,
+// so 2 frames behind a departure are below kmax (probability 2/3 x pmax 0 = no mark) where
+// they would be above it unscaled (always marked).
+TEST(RedHook, ThresholdsScaleWithThePortRate) {
+  for (const bool scaled : {false, true}) {
+    SwitchConfig sw;
+    sw.ecn.kmin = Bytes(0);
+    sw.ecn.kmax = Bytes(kFrame + kFrame / 2);
+    sw.ecn.pmax = 0.0;  // between the thresholds nothing is marked: no draw decides
+    if (scaled) sw.ecn.reference_rate = Rate::gbps(50);
+    Bench t(sw);
+    t.down().apply_pause(1, 65535);
+    for (uint64_t s = 0; s < 3; ++s) t.inject(t.make(1, s, Ecn::kEct));
+    t.down().apply_pause(1, 0);
+    t.sim.run();
+    // Unscaled: 2 frames behind the first departure are above kmax (1.5 frames): one mark.
+    EXPECT_EQ(t.down().counters().ecn_marks, scaled ? 0U : 1U) << scaled;
+  }
+}
+
 TEST(IntHook, StampsQueueTxBytesTimeAndRate) {
   Bench t(ecn_always());
   auto& stamp = t.sw().adopt_hook(std::make_unique<IntStampHook>(t.sim));
