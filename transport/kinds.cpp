@@ -102,6 +102,9 @@ void load_rdma(Section& s, const TransportEnv& env, std::string_view recovery, s
   r.qp_per_flow = s.boolean("qp_per_flow", r.qp_per_flow,
                             "every flow gets QPs of its own (HPCC ns-3 does); default: the "
                             "flows of a host pair share its QPs, in order");
+  r.nic_jitter = s.time("nic_jitter", r.nic_jitter,
+                        "per-packet NIC processing jitter: up to this much later than pacing "
+                        "allows, uniform (0 = none)");
   r.qps_per_connection = static_cast<int>(s.integer(
       "qps_per_connection", r.qps_per_connection, 1, 256,
       "queue pairs per host pair (NCCL opens several); a message is split evenly over them"));

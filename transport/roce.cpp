@@ -31,11 +31,11 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   SendQp(RoceTransport& t, uint32_t src, uint32_t dst, uint64_t index, uint8_t tclass)
       : t_(t), sim_(t.net_.sim()), host_(t.net_.host(src)), src_(src), dst_(dst), tclass_(tclass),
         cc_(t.cc_.make(t.cc_context(src, dst, host_.rate(), sim_.now()))), needs_(cc_->needs()),
-        selective_(t.selective()), sb_(t.cap_packets_) {
+        rng_(sim_.rng(stream_id(StreamKind::kQp, index))), selective_(t.selective()),
+        sb_(t.cap_packets_) {
     read_output();
     endpoint_ = t.net_.endpoints().add(this);
-    Rng rng = sim_.rng(stream_id(StreamKind::kQp, index));
-    sport_ = static_cast<uint16_t>(49152 + rng.below(16384));
+    sport_ = static_cast<uint16_t>(49152 + rng_.below(16384));
     framing_ = host_.port().link()->config().framing_bytes;
   }
   uint32_t endpoint() const { return endpoint_; }
@@ -65,14 +65,14 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
           static_cast<int64_t>(sb_.outstanding()) * t_.cfg_.wire.payload >= window_.count()) {
         return Time::max();
       }
-      return sent_any_ ? last_send_ + gap_ : Time();
+      return sent_any_ ? last_send_ + gap_ + jitter_ : Time();
     }
     if (snd_nxt_ >= psn_end_) return Time::max();
     if (window_ != kUnlimitedWindow &&
         static_cast<int64_t>(snd_nxt_ - snd_una_) * t_.cfg_.wire.payload >= window_.count()) {
       return Time::max();
     }
-    return sent_any_ ? last_send_ + gap_ : Time();
+    return sent_any_ ? last_send_ + gap_ + jitter_ : Time();
   }
   uint8_t tclass() const override { return tclass_; }
 
@@ -112,6 +112,10 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     }
     t_.flows_.sent(m.flow, *p, now, resent);
     last_send_ = now;
+    if (t_.cfg_.nic_jitter > Time()) {  // NIC processing varies per packet (issue 19)
+      jitter_ = Time::ps(
+          static_cast<int64_t>(rng_.below(static_cast<uint64_t>(t_.cfg_.nic_jitter.ps()) + 1)));
+    }
     last_wire_ = p->size + framing_;
     sent_any_ = true;
     cc_->on_sent({now, Bytes(last_wire_)});
@@ -402,6 +406,8 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   int retries_ = 0;  // consecutive timeouts without progress
   Timer rto_timer_;
   Timer cc_timer_;
+  Rng rng_;                             // the QP's stream: its source port, then NIC jitter
+  Time jitter_;                         // extra delay before the next packet (nic_jitter)
   bool selective_;                      // IRN recovery: sb_ holds snd_una / snd_nxt
   SackScoreboard sb_;                   // selective repeat only
   std::unordered_set<uint32_t> reads_;  // flows whose read request this QP answered

@@ -60,6 +60,9 @@ struct RoceConfig {
   /// Every flow gets QPs of its own (HPCC ns-3 opens one per flow); default: the flows of a
   /// host pair share its QPs and are sent in order.
   bool qp_per_flow = false;
+  /// Per-packet NIC processing jitter: each packet may leave up to this much later than its
+  /// pacing allows, uniform, from the QP's random stream (0 = none) [UNVERIFIED magnitude].
+  Time nic_jitter;
   /// ACK coalescing: an ACK after every `ack_every_packets` in-order packets, or once
   /// `ack_every_bytes` payload bytes (0 = off) accumulated, and always at a message's end.
   int ack_every_packets = 1;
