@@ -2,6 +2,7 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "core/simulation.h"
@@ -28,6 +29,24 @@ class RecordingSink : public Endpoint {
 
  private:
   Simulation& sim_;
+};
+
+/// Counts and frees what reaches the far end of one link (link-level tests).
+class CountingNode : public Node {
+ public:
+  explicit CountingNode(Simulation& sim) : sim_(sim) {}
+  void receive(Packet* p, uint16_t /*port*/) override {
+    ++received;
+    sim_.pool().release(p);
+  }
+  void on_dequeue(uint16_t /*port*/, Packet& /*p*/) override {}
+  Packet* pull(uint16_t /*port*/, uint8_t /*mask*/) override { return nullptr; }
+  const std::string& name() const override { return name_; }
+  uint64_t received = 0;
+
+ private:
+  Simulation& sim_;
+  std::string name_ = "sink";
 };
 
 inline Packet* make_packet(Simulation& sim, uint32_t src, uint32_t dst, uint32_t size,

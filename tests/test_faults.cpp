@@ -6,6 +6,7 @@
 
 #include "conserved.h"
 #include "gse/fabric.h"
+#include "helpers.h"
 
 #include <fmt/format.h>
 
@@ -45,27 +46,9 @@ TEST(ErrorModel, Rs544TailAndFrameSpan) {
   EXPECT_NEAR(frame_loss_probability(2e-3, Fec::kRs544, 5140), pcw, 1e-12);
 }
 
-// Counts what reaches the far end of one link.
-class CountingNode : public Node {
- public:
-  explicit CountingNode(Simulation& sim) : sim_(sim) {}
-  void receive(Packet* p, uint16_t /*port*/) override {
-    ++received;
-    sim_.pool().release(p);
-  }
-  void on_dequeue(uint16_t /*port*/, Packet& /*p*/) override {}
-  Packet* pull(uint16_t /*port*/, uint8_t /*mask*/) override { return nullptr; }
-  const std::string& name() const override { return name_; }
-  uint64_t received = 0;
-
- private:
-  Simulation& sim_;
-  std::string name_ = "sink";
-};
-
 TEST(ErrorModel, SimulatedFrameLossMatchesTheClosedForm) {
   Simulation sim(7);
-  CountingNode sink(sim);
+  test::CountingNode sink(sim);
   Link::Config cfg;
   cfg.ber = 2e-3;  // RS(544,514) then loses ~1 % of 4 KB frames
   Link link(sim, cfg, &sink, 0, 1);
@@ -89,7 +72,7 @@ TEST(ErrorModel, SimulatedFrameLossMatchesTheClosedForm) {
 
 TEST(ErrorModel, ADownLinkLosesWhatIsOnTheWireAndWhatIsSent) {
   Simulation sim(1);
-  CountingNode sink(sim);
+  test::CountingNode sink(sim);
   Link link(sim, Link::Config{}, &sink, 0, 1);
   for (int i = 0; i < 3; ++i) {
     Packet* p = sim.pool().acquire();

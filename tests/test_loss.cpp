@@ -11,6 +11,7 @@
 #include <vector>   // scope table
 
 #include "conserved.h"
+#include "helpers.h"
 #include "net/link.h"
 #include "net/network.h"
 #include "net/switch.h"
@@ -19,24 +20,6 @@
 
 namespace fabsim {
 namespace {
-
-// Frees what reaches the far end of one link.
-class Sink : public Node {
- public:
-  explicit Sink(Simulation& sim) : sim_(sim) {}
-  void receive(Packet* p, uint16_t /*port*/) override {
-    ++received;
-    sim_.pool().release(p);
-  }
-  void on_dequeue(uint16_t /*port*/, Packet& /*p*/) override {}
-  Packet* pull(uint16_t /*port*/, uint8_t /*mask*/) override { return nullptr; }
-  const std::string& name() const override { return name_; }
-  uint64_t received = 0;
-
- private:
-  Simulation& sim_;
-  std::string name_ = "sink";
-};
 
 constexpr uint64_t kLinkIndex = 3;
 
@@ -55,7 +38,7 @@ struct OneLink {
     return link.lost() + link.burst_lost() != before;
   }
   Simulation sim;
-  Sink sink;
+  test::CountingNode sink;
   Link link;
 };
 
