@@ -37,6 +37,14 @@ struct AckSignal {
   /// when `seq` passes the `next_seq` remembered at the previous commit.
   uint64_t seq = 0;
   uint64_t next_seq = 0;
+  /// What a transport that reports the receiver's byte count fills in (UET's ACK_CC,
+  /// REFERENCE.md §4.5); 0 when it does not. `received`: frame bytes (headers included) the
+  /// receiver newly accepted, as it reported them. `in_flight`: the sender's frame bytes in
+  /// flight after this ACK. `receiver_penalty`: the receiver's window penalty (rcv_cwnd_pend),
+  /// 255 = none.
+  Bytes received{};
+  Bytes in_flight{};
+  uint8_t receiver_penalty = 255;
 };
 
 /// A receiver reported a gap (go-back-N) or a trimmed packet.
@@ -44,6 +52,12 @@ struct NackSignal {
   Time now;
   Bytes acked;   // payload bytes newly acknowledged by the NACK's cumulative part
   Bytes resent;  // payload bytes the sender will send again
+  /// A trim NACK (REFERENCE.md §4.4): the packet was cut to its header in the fabric, at the
+  /// last hop (TRIMMED_LASTHOP) or before it (TRIMMED). False: a gap or loss (go-back-N).
+  bool trimmed = false;
+  bool last_hop = false;
+  Time rtt = kNoRttSample;  // from the NACKed packet's transmit time, if known
+  Bytes in_flight{};        // the sender's frame bytes in flight after the NACK; 0 = not reported
 };
 
 /// A congestion notification packet (DCQCN notification point) arrived.
@@ -55,6 +69,7 @@ struct CnpSignal {
 struct TimeoutSignal {
   Time now;
   int consecutive = 1;  // expiries in a row without progress, this one included
+  Bytes resent{};       // payload bytes the sender will send again; 0 = not reported
 };
 
 /// A round-trip sample not tied to an acknowledgement (timestamp echo, probe).
@@ -102,6 +117,9 @@ struct CcNeeds {
   /// (HPCC, REFERENCE.md §2.3); the INT header's bytes ride on the wire.
   bool int_stack = false;
   int int_bytes = 0;  // the INT header's bytes on every data packet and ACK
+  /// Data packets are ECN-capable and every ACK says whether data it acknowledges arrived
+  /// congestion-marked (AckSignal::ecn_echo), without CNPs (NSCC, REFERENCE.md §4.5).
+  bool ecn_echo = false;
 };
 
 /// What an algorithm instance is built for: the sender's NIC and path, known at set-up.
@@ -113,6 +131,11 @@ struct CcContext {
   /// and the base of its window (line x T). 0 when the transport does not know it.
   Time base_rtt;
   int hops = 0;  // switches between sender and receiver (Swift's hop scaling); 0 = unknown
+  /// The fabric trims data packets instead of dropping them (NSCC's target, REFERENCE.md §4.5).
+  bool trimming = false;
+  /// A receiver-credit CC (RCCC, REFERENCE.md §4.6) runs beside this one: NSCC then does not
+  /// cut its window for a last-hop trim.
+  bool receiver_credit = false;
 };
 
 /// A congestion-control algorithm behind one interface, rate- or window-based. Signals it

@@ -4,6 +4,7 @@
 #include "scenario/kinds.h"
 
 #include "cc/hpcc/hpcc.h"
+#include "cc/nscc/nscc.h"
 #include "cc/swift/swift.h"
 #include "cc/timely/timely.h"
 #include "gse/fabric.h"
@@ -32,6 +33,7 @@ const Registries& registries() {
     k.ccs.add(timely_cc());
     k.ccs.add(hpcc_cc());
     k.ccs.add(swift_cc());
+    k.ccs.add(nscc_cc());
 
     k.transports.add(make_datagram_kind());
     k.transports.add(make_roce_kind());

@@ -21,6 +21,8 @@ constexpr int64_t kMinFrameBytes = 64;  // IEEE 802.3 minimum frame, FCS include
 constexpr uint8_t kEchoOffset = 8;
 constexpr uint8_t kEchoFlag = 4;  // Packet::flags bit: an ACK/NACK echoes a transmit time
 constexpr uint8_t kSackFlag = 2;  // Packet::flags bit: a NACK carries a SACKed PSN in ext
+// Packet::flags bit: data this ACK acknowledges arrived CE-marked (CcNeeds::ecn_echo).
+constexpr uint8_t kEcnEchoFlag = 8;
 enum DeferredWhat : uint8_t { kBegin = 0, kReadRetry = 1 };
 }  // namespace
 
@@ -103,7 +105,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     p->dst = dst_;
     p->sport = sport_;
     p->tclass = tclass_;
-    p->ecn = needs_.cnp ? Ecn::kEct : Ecn::kNotEct;
+    p->ecn = needs_.cnp || needs_.ecn_echo ? Ecn::kEct : Ecn::kNotEct;
     p->flags = last ? kLastOfMessage : 0;
     p->sent = now;
     if (needs_.int_stack) {  // HPCC: ask every switch on the way for a record
@@ -295,6 +297,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     }
     AckSignal a{now, acked};
     if ((p.flags & kEchoFlag) != 0) a.rtt = now - Time::ps(p.get_ext_at<int64_t, kEchoOffset>());
+    a.ecn_echo = (p.flags & kEcnEchoFlag) != 0;
     a.seq = p.seq;
     a.next_seq = sent_end();
     cc_->on_ack(a);
@@ -423,9 +426,10 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
   RecvQp(RoceTransport& t, uint32_t host, uint32_t peer_host, uint16_t sport, uint32_t peer_ep,
          const CcNeeds& needs)
       : t_(t), sim_(t.net_.sim()), host_(t.net_.host(host)), self_(host), peer_host_(peer_host),
-        sport_(sport), peer_ep_(peer_ep), cnp_(needs.cnp), pacer_(needs.cnp_interval),
-        int_bytes_(needs.int_stack ? needs.int_bytes : -1), selective_(t.selective()),
-        bitmap_(t.cap_packets_), half_cap_(std::max<uint64_t>(1, t.cap_packets_ / 2)) {
+        sport_(sport), peer_ep_(peer_ep), cnp_(needs.cnp), ecn_echo_(needs.ecn_echo),
+        pacer_(needs.cnp_interval), int_bytes_(needs.int_stack ? needs.int_bytes : -1),
+        selective_(t.selective()), bitmap_(t.cap_packets_),
+        half_cap_(std::max<uint64_t>(1, t.cap_packets_ / 2)) {
     endpoint_ = t.net_.endpoints().add(this);
   }
   uint32_t endpoint() const { return endpoint_; }
@@ -440,6 +444,7 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
     }
     if (int_bytes_ >= 0 && p->block != 0) keep_int(sim_.pool().block(*p));
     if (p->ecn == Ecn::kCe) {
+      if (ecn_echo_) ce_pending_ = true;
       if (cnp_) {
         last_marked_flow_ = p->flow;
         if (pacer_.on_marked(now)) {
@@ -608,6 +613,10 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
     }
     if (type == PacketType::kAck || type == PacketType::kNack) {
       p->flags |= kEchoFlag;
+      if (type == PacketType::kAck && ce_pending_) {
+        p->flags |= kEcnEchoFlag;
+        ce_pending_ = false;
+      }
       p->set_ext_at<int64_t, kEchoOffset>(echo_.ps());
       if (int_bytes_ >= 0) {  // HPCC: the stack of the latest data packet rides back
         ExtBlock& b = sim_.pool().attach_block(*p);
@@ -632,7 +641,9 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
   bool nacked_ = false;
   uint64_t nack_psn_ = 0;
   Time nack_time_;
-  bool cnp_;  // notification point on: congestion marks are answered with CNPs
+  bool cnp_;                 // notification point on: congestion marks are answered with CNPs
+  bool ecn_echo_;            // congestion marks are echoed in ACKs (CcNeeds::ecn_echo)
+  bool ce_pending_ = false;  // a CE-marked packet arrived since the last ACK
   CnpPacer pacer_;
   Timer cnp_timer_;
   uint32_t last_marked_flow_ = 0;
