@@ -1,15 +1,20 @@
 // UET sender-side entropy selection (lb/entropy.h, REFERENCE.md §4.3), EV by EV: Oblivious
 // visits every EV once per round; Bitmap's penalties, skips and decay; REPS's FIFO recycling,
-// freeze and exploration; Mixed; determinism.
+// freeze and exploration; Mixed; determinism. And the ECMP hash option (lb/ecmp.h): "xor" spreads
+// aligned blocks of EVs exactly evenly, "mix" like uniform draws.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/simulation.h"
+#include "lb/ecmp.h"
 #include "lb/entropy.h"
+#include "scenario/scenario.h"
 
 namespace fabsim {
 namespace {
@@ -421,6 +426,103 @@ TEST(Entropy, SameSeedSameSequence) {
     EXPECT_EQ(scripted(kind, 77), scripted(kind, 77)) << name;
     EXPECT_NE(scripted(kind, 77), scripted(kind, 78)) << name;
   }
+}
+
+Packet ev_packet(uint32_t src, uint32_t dst, uint16_t ev) {
+  Packet p;
+  p.type = PacketType::kData;
+  p.src = src;
+  p.dst = dst;
+  p.sport = ev;
+  p.dport = 4793;  // UET over UDP (REFERENCE §4.3)
+  return p;
+}
+
+// With the xor hash, the port is (fixed bits XOR EV) mod n: each round of 64 EVs from an
+// Oblivious selector (an aligned block: fixed high bits, every low 6-bit value once) puts
+// exactly 64/n packets on each of n ports, for every pair, switch seed and n dividing 64.
+TEST(Ecmp, XorHashEven) {
+  constexpr int kRounds = 5;
+  for (const uint32_t n : {4U, 8U, 32U}) {
+    std::vector<uint16_t> ports(n);
+    for (uint32_t i = 0; i < n; ++i) ports[i] = static_cast<uint16_t>(100 + i);
+    for (uint64_t seed = 1; seed <= 20; ++seed) {
+      EcmpSelector sel(seed * 0x9E37, EcmpHash::kXor);
+      const uint32_t src = static_cast<uint32_t>(seed % 7);
+      const uint32_t dst = static_cast<uint32_t>(8 + seed);
+      EntropySelector evs(config(EntropyKind::kOblivious, 64, true), stream(seed));
+      std::vector<int> count(n, 0);
+      for (int i = 0; i < 64 * kRounds; ++i) {
+        Packet p = ev_packet(src, dst, evs.next(Time()));
+        ++count[sel.select(p, ports.data(), n) - 100];
+        if ((i + 1) % 64 == 0) {
+          for (uint32_t k = 0; k < n; ++k) {
+            EXPECT_EQ(count[k], static_cast<int>(64 * ((i + 1) / 64) / n)) << n << " " << seed;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The "mix" hash is nonlinear: all 65536 source ports of one pair land on each of n ports as
+// Binomial(65536, 1/n), within 3 sd (the pair and switch seed were fixed before running; a
+// uniform hash fails one of the 44 ports with probability about 11 %).
+TEST(Ecmp, MixHashSpreadsEvsLikeUniformDraws) {
+  constexpr int kEvs = 65536;
+  for (const uint32_t n : {4U, 8U, 32U}) {
+    std::vector<uint16_t> ports(n);
+    for (uint32_t i = 0; i < n; ++i) ports[i] = static_cast<uint16_t>(i);
+    EcmpSelector sel(1);
+    std::vector<int> count(n, 0);
+    for (int ev = 0; ev < kEvs; ++ev) {
+      Packet p = ev_packet(0, 1, static_cast<uint16_t>(ev));
+      ++count[sel.select(p, ports.data(), n)];
+    }
+    const double mean = static_cast<double>(kEvs) / n;
+    const double sd = std::sqrt(kEvs * (1.0 / n) * (1 - 1.0 / n));
+    for (uint32_t k = 0; k < n; ++k) {
+      EXPECT_LE(std::abs(count[k] - mean), 3 * sd) << "n " << n << " port " << k << " " << count[k];
+    }
+  }
+}
+
+// The default is today's hash exactly; "xor" is the linear one.
+TEST(Ecmp, HashFunctions) {
+  const Packet p = ev_packet(3, 9, 0x1234);
+  EXPECT_EQ(ecmp_hash(p, 42, EcmpHash::kMix), five_tuple_hash(p, 42));
+  Packet q = p;
+  q.sport = 0;
+  EXPECT_EQ(xor_sport_hash(p, 42), xor_sport_hash(q, 42) ^ 0x1234);
+  EXPECT_EQ(ecmp_hash(p, 42, EcmpHash::kXor), xor_sport_hash(p, 42));
+  EXPECT_NE(five_tuple_hash(p, 42), five_tuple_hash(q, 42) ^ 0x1234);
+}
+
+std::string routing_scenario(const std::string& routing) {
+  return "[topology]\nkind = \"leaf_spine\"\n[routing]\n" + routing + "\n";
+}
+
+// `routing.ecmp_hash` reaches the selector of every policy that routes by ECMP.
+TEST(Ecmp, HashKeyChoosesTheSelectorsHash) {
+  Simulation sim(1);
+  std::vector<uint16_t> ports(8);
+  for (uint16_t i = 0; i < 8; ++i) ports[i] = i;
+  for (const std::string policy : {"ecmp", "spray", "flowlet"}) {
+    for (const std::string hash : {"", "mix", "xor"}) {
+      const std::string keys =
+          "policy = \"" + policy + "\"" + (hash.empty() ? "" : "\necmp_hash = \"" + hash + "\"");
+      const auto cfg = load_scenario_text(routing_scenario(keys), "h.toml");
+      EXPECT_EQ(cfg.effective["routing"]["ecmp_hash"], hash.empty() ? "mix" : hash);
+      auto sel = cfg.routing.kind->make(cfg.routing.config, 77, sim);
+      const EcmpHash h = hash == "xor" ? EcmpHash::kXor : EcmpHash::kMix;
+      for (uint16_t ev = 0; ev < 64; ++ev) {
+        Packet ack = ev_packet(1, 2, ev);
+        ack.type = PacketType::kAck;  // control: ECMP under every policy
+        EXPECT_EQ(sel->select(ack, ports.data(), 8), ecmp_hash(ack, 77, h) % 8) << policy << hash;
+      }
+    }
+  }
+  EXPECT_THROW(load_scenario_text(routing_scenario("ecmp_hash = \"crc\""), "h.toml"), ConfigError);
 }
 
 }  // namespace
