@@ -1,4 +1,6 @@
 // The shipped path policies: ECMP, per-packet spraying and flowlets; see policy.h.
+#include <string>  // the hash's name
+
 #include "lb/ecmp.h"
 #include "lb/policy.h"
 #include "lb/spray.h"
@@ -6,7 +8,20 @@
 namespace fabsim {
 namespace {
 
-struct NoKeys {};
+// `routing.ecmp_hash`, read by every policy that routes some packets by ECMP (all three: spray
+// and flowlet route control packets by it).
+EcmpHash load_ecmp_hash(Section& s) {
+  const std::string h = s.choice(
+      "ecmp_hash", "mix", {"mix", "xor"},
+      "ECMP hash: mix = nonlinear in every field (as htsim); xor = linear in the UDP source "
+      "port: an aligned block of n source ports (UET entropies) uses each of n egress ports "
+      "once, n a power of two (docs/MODEL.md)");
+  return h == "xor" ? EcmpHash::kXor : EcmpHash::kMix;
+}
+
+struct EcmpKeys {
+  EcmpHash hash = EcmpHash::kMix;
+};
 
 class EcmpPolicy final : public PathPolicyKind {
  public:
@@ -14,10 +29,10 @@ class EcmpPolicy final : public PathPolicyKind {
   std::string_view description() const override {
     return "per-flow ECMP: 5-tuple hash with a per-switch seed derived from the run's seed";
   }
-  KindConfig load(Section& /*s*/) const override { return KindConfig::of(NoKeys{}); }
-  std::unique_ptr<PathSelector> make(const KindConfig& /*cfg*/, uint64_t seed,
+  KindConfig load(Section& s) const override { return KindConfig::of(EcmpKeys{load_ecmp_hash(s)}); }
+  std::unique_ptr<PathSelector> make(const KindConfig& cfg, uint64_t seed,
                                      const Simulation& /*sim*/) const override {
-    return std::make_unique<EcmpSelector>(seed);
+    return std::make_unique<EcmpSelector>(seed, cfg.get<EcmpKeys>().hash);
   }
 };
 
@@ -27,15 +42,16 @@ class SprayPolicy final : public PathPolicyKind {
   std::string_view description() const override {
     return "per-packet spraying: data packets round robin over the equal-cost ports";
   }
-  KindConfig load(Section& /*s*/) const override { return KindConfig::of(NoKeys{}); }
-  std::unique_ptr<PathSelector> make(const KindConfig& /*cfg*/, uint64_t seed,
+  KindConfig load(Section& s) const override { return KindConfig::of(EcmpKeys{load_ecmp_hash(s)}); }
+  std::unique_ptr<PathSelector> make(const KindConfig& cfg, uint64_t seed,
                                      const Simulation& /*sim*/) const override {
-    return std::make_unique<SpraySelector>(seed);
+    return std::make_unique<SpraySelector>(seed, cfg.get<EcmpKeys>().hash);
   }
 };
 
 struct FlowletConfig {
   Time gap = Time::us(50);
+  EcmpHash hash = EcmpHash::kMix;
 };
 
 class FlowletPolicy final : public PathPolicyKind {
@@ -48,11 +64,13 @@ class FlowletPolicy final : public PathPolicyKind {
     FlowletConfig c;
     c.gap = s.time("flowlet_gap", c.gap, "gap that starts a new flowlet (policy = \"flowlet\")");
     if (!s.describing() && c.gap.ps() <= 0) s.fail("flowlet_gap", "a positive duration");
+    c.hash = load_ecmp_hash(s);
     return KindConfig::of(c);
   }
   std::unique_ptr<PathSelector> make(const KindConfig& cfg, uint64_t seed,
                                      const Simulation& sim) const override {
-    return std::make_unique<FlowletSelector>(sim, seed, cfg.get<FlowletConfig>().gap);
+    const auto& c = cfg.get<FlowletConfig>();
+    return std::make_unique<FlowletSelector>(sim, seed, c.gap, c.hash);
   }
 };
 

@@ -15,8 +15,8 @@ uint16_t SpraySelector::select(Packet& p, const uint16_t* ports, uint32_t n) {
   return out;
 }
 
-FlowletSelector::FlowletSelector(const Simulation& sim, uint64_t seed, Time gap)
-    : sim_(sim), ecmp_(seed), rng_(seed, 0x666c6f776c6574ULL), gap_(gap) {}
+FlowletSelector::FlowletSelector(const Simulation& sim, uint64_t seed, Time gap, EcmpHash hash)
+    : sim_(sim), ecmp_(seed, hash), rng_(seed, 0x666c6f776c6574ULL), gap_(gap) {}
 
 uint16_t FlowletSelector::select(Packet& p, const uint16_t* ports, uint32_t n) {
   if (!is_data(p.type)) return ecmp_.select(p, ports, n);

@@ -4,6 +4,7 @@
 //    assumption of seed 000's analysis); control packets keep ECMP.
 //  - flowlet switching: a flow keeps its port while its packets are closer than the gap
 //    threshold; after a longer gap the next flowlet picks a port at random.
+// Both route control packets by ECMP with the hash of `routing.ecmp_hash`.
 #pragma once
 
 #include <cstdint>        // counters
@@ -19,7 +20,8 @@ class Simulation;
 
 class SpraySelector : public PathSelector {
  public:
-  explicit SpraySelector(uint64_t seed) : ecmp_(seed) {}
+  /// `hash`: the ECMP hash of control packets.
+  explicit SpraySelector(uint64_t seed, EcmpHash hash = EcmpHash::kMix) : ecmp_(seed, hash) {}
   uint16_t select(Packet& p, const uint16_t* ports, uint32_t n) override;
 
  private:
@@ -29,7 +31,8 @@ class SpraySelector : public PathSelector {
 
 class FlowletSelector : public PathSelector {
  public:
-  FlowletSelector(const Simulation& sim, uint64_t seed, Time gap);
+  /// `hash`: the ECMP hash of control packets (flowlets are keyed by the 5-tuple mix).
+  FlowletSelector(const Simulation& sim, uint64_t seed, Time gap, EcmpHash hash = EcmpHash::kMix);
   uint16_t select(Packet& p, const uint16_t* ports, uint32_t n) override;
   uint64_t flowlets() const { return flowlets_; }
 
