@@ -31,6 +31,7 @@ struct PortReport {
 struct NetworkTotals {
   uint64_t drops = 0;
   uint64_t ecn_marks = 0;
+  uint64_t trims = 0;  // data packets cut to their header (network.trim)
   uint64_t pfc_frames = 0;
   uint64_t link_losses = 0;  // lost to the links' loss models: random + burst (ledger splits)
   Time pause_time;           // summed over every port and class

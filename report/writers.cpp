@@ -157,6 +157,7 @@ nlohmann::ordered_json summary_json(const RunResult& r) {
   }
   j["network"] = {{"drops", r.totals.drops},
                   {"ecn_marks", r.totals.ecn_marks},
+                  {"trims", r.totals.trims},
                   {"pfc_frames", r.totals.pfc_frames},
                   {"link_losses", r.totals.link_losses},
                   {"pause_time_ps", r.totals.pause_time.ps()},
@@ -356,6 +357,7 @@ std::string summary_table(const RunResult& r) {
   row("PFC pause time (us)", us(r.totals.pause_time));
   row("PFC frames", fmt::format("{}", r.totals.pfc_frames));
   row("ECN marks", fmt::format("{}", r.totals.ecn_marks));
+  if (r.totals.trims > 0) row("trims", fmt::format("{}", r.totals.trims));
   const ClassLedger ledger = r.ledger.total();
   row("drops (all causes)", fmt::format("{}", ledger.dropped_total().packets));
   for (int d = 0; d < kDropCauses; ++d) {

@@ -9,6 +9,7 @@
 #include "cc/timely/timely.h"
 #include "gse/fabric.h"
 #include "transport/rltp/rltp.h"
+#include "transport/uet/uet.h"
 #include "workload/cdf/cdf.h"
 
 namespace fabsim {
@@ -38,6 +39,7 @@ const Registries& registries() {
     k.transports.add(make_datagram_kind());
     k.transports.add(make_roce_kind());
     k.transports.add(make_rltp_kind());
+    k.transports.add(make_uet_kind());
 
     k.workloads.add(make_permutation_kind());
     k.workloads.add(make_incast_kind());

@@ -7,6 +7,8 @@
 #include "net/ideal_fct.h"
 #include "net/int_stamp.h"
 #include "net/meter.h"
+#include "net/round_trip.h"
+#include "net/trim.h"
 #include "scenario/resources.h"
 
 namespace fabsim {
@@ -36,6 +38,7 @@ Run::Run(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), net_(sim_) {
   fabric_->start();
   transport_ = cfg_.transport.kind->build(net_, flows_, cfg_.transport.config, cfg_.transport.wire);
   if (transport_->needs_int()) install_int();
+  if (cfg_.network.trim.enabled) install_trim();
   driver_ = std::make_unique<FlowDriver>(sim_, flows_, *transport_);
   install_sampler();
   start_workload();
@@ -53,6 +56,35 @@ void Run::install_int() {
       for (uint8_t c = 0; c < kControlClass; ++c) {
         sw.add_dequeue_hook(static_cast<uint16_t>(port), c, &hook);
       }
+    }
+  }
+}
+
+// Packet trimming on every data-class queue of every switch (REFERENCE.md §4.4): the threshold
+// is one BDP unless given, 1.5 times that on the last hop (ToR ports towards hosts).
+void Run::install_trim() {
+  const auto& t = cfg_.network.trim;
+  Bytes threshold = t.threshold;
+  if (threshold == Bytes() && net_.host_count() > 0) {
+    const int64_t frame = cfg_.network.sw.max_frame_bytes;
+    const Time rtt = longest_base_rtt(net_, frame, 64);
+    const int64_t bdp =
+        static_cast<int64_t>(static_cast<double>(net_.host(0).rate().bps()) * rtt.sec_f() / 8);
+    threshold = Bytes(std::max<int64_t>(1, (bdp + frame - 1) / frame) * frame);
+  }
+  trim_threshold_ = threshold;
+  for (size_t i = 0; i < net_.switch_count(); ++i) {
+    Switch& sw = net_.sw(i);
+    TrimHook::Config fabric{threshold, t.on_overflow};
+    TrimHook::Config last{
+        Bytes(static_cast<int64_t>(static_cast<double>(threshold.count()) * t.last_hop_factor)),
+        t.on_overflow};
+    auto& up = sw.adopt_hook(std::make_unique<TrimHook>(fabric));
+    auto& down = sw.adopt_hook(std::make_unique<TrimHook>(last));
+    for (size_t port = 0; port < sw.port_count(); ++port) {
+      const auto p16 = static_cast<uint16_t>(port);
+      AdmissionHook* h = host_port(static_cast<uint32_t>(i), p16) ? &down : &up;
+      for (uint8_t c = 0; c < kControlClass; ++c) sw.set_admission_hook(p16, c, h);
     }
   }
 }
@@ -357,6 +389,7 @@ RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
     for (auto t : c.paused_time) paused += t;
     r.totals.drops += c.drops;
     r.totals.ecn_marks += c.ecn_marks;
+    r.totals.trims += c.trims;
     r.totals.pfc_frames += c.pfc_sent;
     r.totals.pause_time += paused;
     if (host) r.totals.host_pause_time += paused;

@@ -45,6 +45,8 @@ class Run : public FlowObserver {
   static constexpr uint64_t kStopCheckEvents = 1 << 16;
   /// The resource guard's estimate on the built network, in bytes (scenario/resources.h).
   uint64_t memory_estimate() const { return memory_estimate_; }
+  /// The trimming threshold of fabric queues (network.trim; 0 when trimming is off).
+  Bytes trim_threshold() const { return trim_threshold_; }
 
   void on_flow_done(uint32_t flow, Time at) override;
   Simulation& sim() { return sim_; }
@@ -64,6 +66,7 @@ class Run : public FlowObserver {
   void install_meters();
   void install_faults();
   void install_int();
+  void install_trim();
   void install_sampler();
   /// The (switch, port) pairs output.sample_ports selects: ToRs first, in port order.
   std::vector<std::pair<uint32_t, uint16_t>> sampled_ports() const;
@@ -95,6 +98,7 @@ class Run : public FlowObserver {
   const StopFlag* stop_flag_ = nullptr;
   int interrupted_ = 0;
   uint64_t memory_estimate_ = 0;
+  Bytes trim_threshold_;
 };
 
 /// Loads nothing: builds and runs `cfg` in one call.

@@ -203,6 +203,19 @@ void load_network(Section& s, NetworkConfig& n) {
     e.fail("kmax", fmt::format("a size above network.ecn.kmin = {}", to_string(n.sw.ecn.kmin)));
   }
   e.finish();
+  auto t = s.table("trim", "packet trimming at switch queues (Ultra Ethernet, REFERENCE.md §4.4)");
+  n.trim.enabled = t.boolean("enabled", n.trim.enabled,
+                             "cut a data packet that would exceed the threshold to its header "
+                             "and forward the header at strict priority, instead of dropping");
+  n.trim.threshold = t.bytes("threshold", n.trim.threshold, Bytes(0), kMaxBytes,
+                             "queue bytes above which data is trimmed (0 = one BDP: NIC rate x "
+                             "the fabric's longest unloaded round trip, in whole frames)");
+  n.trim.last_hop_factor = t.real("last_hop_factor", n.trim.last_hop_factor, 0.1, 100.0,
+                                  "threshold multiplier on ToR ports towards hosts (UE spec: "
+                                  "1.5; uet-htsim: 1.0)");
+  n.trim.on_overflow = t.boolean("on_overflow", n.trim.on_overflow,
+                                 "trim rather than drop when the shared buffer is full");
+  t.finish();
   auto l = s.table("loss", "link loss model (docs/FAULTS.md \"Loss models\"); PFC frames exempt");
   load_loss(l, has_loss_probability, loss_probability, n);
   l.finish();
@@ -393,11 +406,14 @@ void load_families(Section& top, ScenarioConfig& c, std::vector<Section>& fault_
   const std::string kind = tr.choice("kind", "datagram", reg.transports.names(), "transport");
   c.transport.kind = reg.transports.find(kind);
   c.transport.wire = load_wire(tr, &c.transport.tclass);
-  c.transport.config = c.transport.kind->load(
-      tr, TransportEnv{c.topology.shape.nic_rate, c.transport.wire, &reg.ccs});
+  c.transport.config =
+      c.transport.kind->load(tr, TransportEnv{c.topology.shape.nic_rate, c.transport.wire, &reg.ccs,
+                                              c.network.trim.enabled});
   reject_unread_kind_tables(tr, reg.ccs, "congestion control",
                             fmt::format("transport.kind = \"{}\"", c.transport.name()));
   tr.finish();
+  c.transport.wire.header_bytes =
+      c.transport.kind->header_bytes(c.transport.config, c.transport.wire);
   auto sec = top.table("security", "encryption cost (docs/SECURITY.md)");
   c.security = choose(sec, "kind", "none", reg.security, "encryption");
   c.transport.wire.header_bytes += c.security.kind->header_bytes(c.security.config);

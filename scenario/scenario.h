@@ -35,6 +35,14 @@ struct NetworkConfig {
   LossScope loss_links = LossScope::kAll;  // the links `loss` applies to
   double ber = 0;                          // pre-FEC bit error rate of every link
   Fec fec = Fec::kRs544;
+  /// `[network.trim]`: packet trimming on every switch queue of the data classes (REFERENCE.md
+  /// §4.4; net/trim.h), installed by Run::install_trim.
+  struct Trim {
+    bool enabled = false;
+    Bytes threshold;               // 0 = one BDP: NIC rate x the fabric's longest base round trip
+    double last_hop_factor = 1.5;  // threshold multiplier on ToR ports towards hosts
+    bool on_overflow = true;       // trim, not drop, when the shared buffer is full
+  } trim;
 };
 
 /// `[faults]`: the schedule and the Ethernet fabric's reconvergence (docs/FAULTS.md).

@@ -21,6 +21,7 @@ struct TransportEnv {
   Rate line;                              // the hosts' NIC rate (rate presets scale with it)
   WireConfig wire;                        // the common wire keys, already read
   const Registry<CcKind>* ccs = nullptr;  // the congestion controls a transport may hold
+  bool trimming = false;                  // network.trim.enabled (NSCC's delay target)
 };
 
 class TransportKind {
@@ -31,6 +32,12 @@ class TransportKind {
   virtual KindConfig load(Section& s, const TransportEnv& env) const = 0;
   virtual std::unique_ptr<Transport> build(Network& net, FlowTable& flows, const KindConfig& cfg,
                                            const WireConfig& wire) const = 0;
+  /// The header bytes of a full data packet (before security adds its own), when the kind puts
+  /// its own header on the wire; `wire.header_bytes` otherwise. The switches' largest frame
+  /// (buffer headroom, trimming thresholds) is computed from it.
+  virtual int64_t header_bytes(const KindConfig& /*cfg*/, const WireConfig& wire) const {
+    return wire.header_bytes;
+  }
 };
 
 /// `[transport]` keys every kind shares: payload, header and control frame sizes, class.
@@ -42,6 +49,9 @@ struct RoceConfig;
 /// this kind's default recovery and CC.
 void load_rdma(Section& s, const TransportEnv& env, std::string_view recovery, std::string_view cc,
                RoceConfig& r);
+
+/// `transport.cc` (default `def`) and its table `[transport.<cc>]`.
+CcConfig load_cc(Section& s, const TransportEnv& env, std::string_view def);
 
 std::unique_ptr<TransportKind> make_datagram_kind();
 std::unique_ptr<TransportKind> make_roce_kind();

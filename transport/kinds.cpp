@@ -126,13 +126,19 @@ void load_rdma(Section& s, const TransportEnv& env, std::string_view recovery, s
   r.max_inflight = s.bytes("max_inflight", Bytes(r.max_inflight), Bytes(0), kMaxBytes,
                            "outstanding bytes per QP (0 = unlimited)")
                        .count();
-  const std::string cc_name = s.choice("cc", std::string(cc), env.ccs->names(),
+  r.cc = load_cc(s, env, cc);
+}
+
+CcConfig load_cc(Section& s, const TransportEnv& env, std::string_view def) {
+  const std::string cc_name = s.choice("cc", std::string(def), env.ccs->names(),
                                        "congestion control of every QP; its keys are in "
                                        "[transport.<cc>]");
-  r.cc.kind = env.ccs->find(cc_name);
-  auto t = s.table(r.cc.kind->name(), r.cc.kind->description());
-  r.cc.config = r.cc.kind->load(t, env.line);
+  CcConfig c;
+  c.kind = env.ccs->find(cc_name);
+  auto t = s.table(c.kind->name(), c.kind->description());
+  c.config = c.kind->load(t, env.line);
   t.finish();
+  return c;
 }
 
 WireConfig load_wire(Section& s, uint8_t* tclass) {

@@ -1,0 +1,189 @@
+#!/usr/bin/python3
+"""Runs fabsim's UET and uet-htsim (htsim_uec, built outside this repository) on the same flows,
+the same fabric and the same wire, and prints the comparison tables of docs/VALIDATION.md
+"Beside uet-htsim" and docs/PERFORMANCE.md (issue 17).
+
+Usage:
+  tools/uet_side_by_side.py --fabsim build/release/apps/fabsim/fabsim \\
+      --htsim /path/to/uet-htsim/htsim/sim/datacenter --matrices DIR --out DIR [--rounds 1]
+      [--only perm-ls1024,perm-ft1024,incast128,a2a128] [--no-htsim]
+
+DIR holds the connection matrices made with htsim's own generators (seed 1):
+  perm_1024n_2MB_s1.cm          gen_permutation.py  perm_1024n_2MB_s1.cm 1024 1024 2000000 0 1
+  incast_1024n_128to1_2MB_s1.cm gen_incast.py       incast_1024n_128to1_2MB_s1.cm 1024 128 2000000 0 1 0
+  a2a_128n_256KiB_s1.cm         gen_serialn_alltoall.py 128 128 128 127 262144 0 1 (redirected)
+Each matrix line "a->b id n start t size s" becomes a fabsim flow from a to b of s bytes at t us.
+
+Both sides: 100 Gb/s and 1 us on every link, MTU 4,150 B (4,086 B payload + 64 B header), 64 B
+control frames, no preamble/gap on the wire (htsim has none), no PFC, trimming at one BDP of
+queue (htsim's rounding to whole MTUs), ECN at 20 % / 80 % of it with probability 1 at the top,
+NSCC with htsim's derived parameters, the "mixed" entropy selection over 64 entropies, RUD, and
+FCT measured at the sender when the last ACK arrives (htsim's "finished at" - "starting at").
+htsim is run with -end 100000 (us) -seed 1. Wall time and peak RSS come from /usr/bin/time.
+"""
+import argparse
+import math
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+# name: (matrix, fabsim topology block, htsim topology file, trim threshold, ECN kmin, kmax)
+# Thresholds as htsim derives them (REFERENCE.md §9.3.3): one BDP in whole 4,150 B packets.
+LEAF_SPINE_1024 = """[topology]
+kind = "leaf_spine"
+servers = 1024
+gpus_per_server = 1
+servers_per_leaf = 32
+spines = 32
+nic_rate = "100Gbps"
+uplink_rate = "100Gbps"
+host_link_delay = "1us"
+fabric_link_delay = "1us"
+"""
+FAT_TREE = """[topology]
+kind = "fat_tree"
+k = {k}
+nic_rate = "100Gbps"
+link_rate = "100Gbps"
+host_link_delay = "1us"
+fabric_link_delay = "1us"
+"""
+SCENARIOS = {
+    "perm-ls1024": ("perm_1024n_2MB_s1.cm", LEAF_SPINE_1024, "leaf_spine_1024.topo", 120350, 24900, 99600),
+    "perm-ft1024": ("perm_1024n_2MB_s1.cm", FAT_TREE.format(k=16), "fat_tree_1024.topo", 178450, 37350, 145250),
+    "incast128": ("incast_1024n_128to1_2MB_s1.cm", LEAF_SPINE_1024, "leaf_spine_1024.topo", 120350, 24900, 99600),
+    "a2a128": ("a2a_128n_256KiB_s1.cm", FAT_TREE.format(k=8), "fat_tree_128_1os.topo", 178450, 37350, 145250),
+}
+
+
+def fabsim_toml(name, matrix, topo, trim, kmin, kmax):
+    lines = [f'name = "uet-{name}"', "[simulation]", 'stop_time = "100ms"', topo,
+             "[network]", "preamble_ifg = false",
+             "[network.buffer]", 'size = "1GiB"',
+             "[network.pfc]", "enabled = false",
+             "[network.ecn]", "enabled = true", f"kmin = {kmin}", f"kmax = {kmax}", "pmax = 1.0",
+             "[network.trim]", "enabled = true", f"threshold = {trim}", "last_hop_factor = 1.0",
+             "[transport]", 'kind = "uet"', "payload = 4086", "header_bytes = 64",
+             "control_bytes = 64",
+             "[transport.uet]", 'mode = "rud"', 'completion = "acked"',
+             "[workload]", 'kind = "flows"']
+    for line in matrix.read_text().splitlines():
+        m = re.match(r"\s*(\d+)->(\d+)\s+id\s+\d+\s+start\s+(\d+)\s+size\s+(\d+)", line)
+        if m:
+            src, dst, start, size = m.groups()
+            lines += ["[[workload.flows]]", f"src = {src}", f"dst = {dst}", f"bytes = {size}",
+                      f'start = "{start}us"']
+    lines += ["[output]", "flows_csv = true"]
+    return "\n".join(lines) + "\n"
+
+
+def timed(cmd, cwd=None):
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as t:
+        p = subprocess.run(["/usr/bin/time", "-o", t.name, "-f", "%e %M %U"] + cmd, cwd=cwd,
+                           capture_output=True, text=True)
+        wall, rss, user = t.read().split()[-3:]
+    if p.returncode != 0:
+        sys.exit(f"{cmd[0]} failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    return float(wall), int(rss) / 1024, float(user), p.stdout
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[max(1, math.ceil(q / 100 * len(xs))) - 1]
+
+
+def fabsim_fcts(out):
+    fcts, delivered = [], 0
+    with (out / "flows.csv").open() as f:
+        head = f.readline().strip().split(",")
+        for row in f:
+            r = dict(zip(head, row.strip().split(",")))
+            if r.get("end_ps"):
+                fcts.append((int(r["end_ps"]) - int(r["start_ps"])) / 1e6)
+    import json
+    s = json.load((out / "summary.json").open())
+    delivered = s["network"]["data_packets_delivered"]
+    return fcts, delivered
+
+
+def htsim_fcts(log):
+    starts, ends = {}, {}
+    pkts = None
+    for line in log.splitlines():
+        m = re.match(r"Flow \S+ flowId (\d+) .*? starting at ([\d.e+-]+)", line)
+        if m:
+            starts[int(m.group(1))] = float(m.group(2))
+            continue
+        m = re.match(r"Flow \S+ flowId (\d+) .*? finished at ([\d.e+-]+)", line)
+        if m:
+            ends[int(m.group(1))] = float(m.group(2))
+            continue
+        m = re.match(r"New: (\d+) Rtx: (\d+)", line)
+        if m:
+            pkts = int(m.group(1)) + int(m.group(2))
+    return [ends[k] - starts[k] for k in ends], pkts
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fabsim", required=True)
+    ap.add_argument("--htsim", help="uet-htsim's htsim/sim/datacenter directory (built)")
+    ap.add_argument("--matrices", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--only", default=",".join(SCENARIOS))
+    ap.add_argument("--no-htsim", action="store_true")
+    args = ap.parse_args()
+    out = pathlib.Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    mats = pathlib.Path(args.matrices).resolve()
+    rows = []
+    for name in args.only.split(","):
+        matrix, topo, htopo, trim, kmin, kmax = SCENARIOS[name]
+        toml = out / f"{name}.toml"
+        toml.write_text(fabsim_toml(name, mats / matrix, topo, trim, kmin, kmax))
+        best = {}
+        for _ in range(args.rounds):
+            fw, frss, fu, _ = timed([args.fabsim, "run", str(toml), "--out", str(out / name)])
+            best["f"] = min(best.get("f", (1e9,)), (fw, frss, fu))
+            if not args.no_htsim:
+                hbin = pathlib.Path(args.htsim)
+                hw, hrss, hu, log = timed([str(hbin / "htsim_uec"), "-tm", str(mats / matrix), "-topo",
+                                           str(hbin / "topologies" / htopo), "-end", "100000",
+                                           "-seed", "1"], cwd=str(out))  # it writes files to cwd
+                (out / f"{name}.htsim.log").write_text(log)
+                best["h"] = min(best.get("h", (1e9,)), (hw, hrss, hu))
+        ff, fpk = fabsim_fcts(out / name)
+        row = {"name": name, "flows": len(ff), "f": best["f"], "fpk": fpk,
+               "fp50": pct(ff, 50), "fp99": pct(ff, 99), "fmax": max(ff)}
+        if not args.no_htsim:
+            hf, hpk = htsim_fcts((out / f"{name}.htsim.log").read_text())
+            row.update({"h": best["h"], "hpk": hpk, "hflows": len(hf), "hp50": pct(hf, 50),
+                        "hp99": pct(hf, 99), "hmax": max(hf)})
+        rows.append(row)
+        print(name, row, flush=True)
+
+    print("\n| scenario | flows | FCT p50 fabsim / htsim (us) | p99 | max (last completion) |")
+    print("|---|---:|---:|---:|---:|")
+    for r in rows:
+        def cell(a, b):
+            return f"{r[a]:,.1f} / {r[b]:,.1f} ({(r[a] / r[b] - 1) * 100:+.1f} %)" if b in r else f"{r[a]:,.1f}"
+        print(f"| {r['name']} | {r['flows']} | {cell('fp50', 'hp50')} | {cell('fp99', 'hp99')} | "
+              f"{cell('fmax', 'hmax')} |")
+    print("\n| scenario | data packets fabsim | packets sent htsim | fabsim wall / user | htsim wall / user"
+          " | user-time ratio | fabsim RSS | htsim RSS |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        fw, frss, fu = r["f"]
+        if "h" in r:
+            hw, hrss, hu = r["h"]
+            print(f"| {r['name']} | {r['fpk']:,} | {r['hpk']:,} | {fw:.2f} s / {fu:.2f} s | "
+                  f"{hw:.2f} s / {hu:.2f} s | {hu / max(fu, 1e-9):.1f}x | {frss:.0f} MiB | {hrss:.0f} MiB |")
+        else:
+            print(f"| {r['name']} | {r['fpk']:,} | | {fw:.2f} s / {fu:.2f} s | | | {frss:.0f} MiB | |")
+
+
+if __name__ == "__main__":
+    main()

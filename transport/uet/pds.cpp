@@ -1,0 +1,133 @@
+// PDS scoreboard; see pds.h.
+#include "transport/uet/pds.h"
+
+#include "core/assert.h"
+
+namespace fabsim {
+
+uint64_t sack_bits(const ReorderBitmap& r, uint64_t base) {
+  uint64_t bits = 0;
+  for (uint64_t i = 0; i < 64; ++i) {
+    if (r.received(base + i)) bits |= uint64_t{1} << i;
+  }
+  return bits;
+}
+
+void PdsScoreboard::sent(uint64_t psn, Time now, uint32_t bytes, uint32_t payload, uint16_t ev) {
+  if (psn == nxt_) {
+    slots_.push_back({});
+    ++nxt_;
+  } else {
+    FABSIM_ASSERT(psn >= una_ && psn < nxt_ && at(psn).state == State::kOutstanding);
+  }
+  Slot& s = at(psn);
+  if (s.sends < UINT8_MAX) ++s.sends;
+  s.ev = ev;
+  s.bytes = bytes;
+  s.payload = payload;
+  s.sent = now;
+  in_flight_ += bytes;
+  ++outstanding_;
+  sends_.push_back({now, psn});
+}
+
+void PdsScoreboard::acknowledge(uint64_t psn, Acked* a) {
+  Slot& s = at(psn);
+  if (s.state == State::kAcked) return;
+  if (s.state == State::kOutstanding) {
+    in_flight_ -= s.bytes;
+    --outstanding_;
+  }
+  ++a->packets;
+  a->bytes += s.bytes;
+  a->payload += s.payload;
+  s.state = State::kAcked;
+}
+
+PdsScoreboard::Acked PdsScoreboard::ack(uint64_t cack, uint64_t base, uint64_t bits) {
+  Acked a;
+  const uint64_t upto = cack < nxt_ ? cack : nxt_;
+  for (uint64_t psn = una_; psn < upto; ++psn) acknowledge(psn, &a);
+  for (uint64_t i = 0; bits != 0 && i < 64; ++i, bits >>= 1) {
+    const uint64_t psn = base + i;
+    if ((bits & 1U) != 0 && psn >= una_ && psn < nxt_) acknowledge(psn, &a);
+  }
+  advance();
+  return a;
+}
+
+void PdsScoreboard::queue(uint64_t psn) {
+  Slot& s = at(psn);
+  FABSIM_ASSERT(s.state == State::kOutstanding);
+  s.state = State::kQueued;
+  in_flight_ -= s.bytes;
+  --outstanding_;
+  rtx_.push(psn);
+}
+
+bool PdsScoreboard::nack(uint64_t psn) {
+  if (psn < una_ || psn >= nxt_ || at(psn).state != State::kOutstanding) return false;
+  queue(psn);
+  return true;
+}
+
+uint64_t PdsScoreboard::rewind(uint64_t psn) {
+  uint64_t n = 0;
+  for (uint64_t q = psn < una_ ? una_ : psn; q < nxt_; ++q) {
+    if (at(q).state == State::kOutstanding) {
+      queue(q);
+      ++n;
+    }
+  }
+  return n;
+}
+
+uint64_t PdsScoreboard::expire(Time now, Time rto, std::vector<uint64_t>* expired) {
+  uint64_t n = 0;
+  for (;;) {
+    const Time oldest = oldest_outstanding();
+    if (oldest == Time::max() || oldest + rto > now) break;
+    const uint64_t psn = sends_.front().psn;
+    queue(psn);
+    sends_.pop_front();
+    expired->push_back(psn);
+    ++n;
+  }
+  return n;
+}
+
+uint64_t PdsScoreboard::next_retransmit() const {
+  while (!rtx_.empty()) {
+    const uint64_t psn = rtx_.top();
+    if (psn >= una_ && psn < nxt_ && slots_[psn - una_].state == State::kQueued) return psn;
+    rtx_.pop();  // acknowledged while queued
+  }
+  return kNone;
+}
+
+uint64_t PdsScoreboard::pop_retransmit() {
+  const uint64_t psn = next_retransmit();
+  FABSIM_ASSERT(psn != kNone);
+  rtx_.pop();
+  at(psn).state = State::kOutstanding;  // sent() records the new send
+  return psn;
+}
+
+Time PdsScoreboard::oldest_outstanding() {
+  while (!sends_.empty()) {
+    const Send& f = sends_.front();
+    const Slot* s = slot(f.psn);
+    if (s != nullptr && s->state == State::kOutstanding && s->sent == f.at) return f.at;
+    sends_.pop_front();  // acknowledged, queued, or sent again since
+  }
+  return Time::max();
+}
+
+void PdsScoreboard::advance() {
+  while (!slots_.empty() && slots_.front().state == State::kAcked) {
+    slots_.pop_front();
+    ++una_;
+  }
+}
+
+}  // namespace fabsim

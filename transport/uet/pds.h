@@ -1,0 +1,113 @@
+// Ultra Ethernet PDS (packet delivery sublayer) state machines without packets (REFERENCE.md
+// §4.2; UE spec 1.0 §3.5): the sender's per-PSN scoreboard of a PDC and the receiver's SACK
+// state. They know sequence numbers and times only, so tests script ACKs, NACKs and timeouts
+// PSN by PSN and check the exact state, as transport/selective_repeat.h does for IRN.
+//
+// Sender (`PdsScoreboard`): every PSN in [una, nxt) is outstanding, acknowledged, or queued for
+// retransmission. An ACK carries the cumulative point CACK (every PSN below it arrived) and a
+// 64-bit SACK bitmap from a base PSN; a NACK names one PSN (a trimmed packet, or under ROD the
+// PSN the receiver expects); a timeout expires the outstanding PSNs sent at least one RTO ago.
+// Retransmissions go before new data, lowest PSN first. The oldest outstanding send time (for
+// the RTO timer) is kept in a FIFO of sends: times only grow, so the front is the oldest once
+// stale entries (acknowledged or resent since) are skipped. No per-packet allocation beyond
+// the deques' blocks.
+//
+// Receiver: RUD and RUDI accept any PSN inside the window and report SACK bits; ROD accepts only
+// the expected PSN (the reorder bitmap with capacity 0 beyond it). `sack_bits` reads 64 bits of
+// the receiver's ReorderBitmap from a base.
+#pragma once
+
+#include <cstdint>     // PSNs
+#include <deque>       // per-PSN state
+#include <functional>  // greater
+#include <queue>       // retransmission queue
+#include <vector>      // its storage
+
+#include "core/units.h"
+#include "transport/selective_repeat.h"
+
+namespace fabsim {
+
+/// The 64 SACK bits of `r` from `base` (bit i: base + i has arrived; below expected counts).
+uint64_t sack_bits(const ReorderBitmap& r, uint64_t base);
+
+/// The SACK base the receiver reports for an arrival of `psn` (REFERENCE.md §4.2, as uet-htsim:
+/// the 64-bit window ends at the arriving PSN, but never starts below the cumulative point).
+inline uint64_t sack_base(uint64_t psn, uint64_t cack) {
+  const uint64_t from = psn >= 63 ? psn - 63 : 0;
+  return from > cack ? from : cack;
+}
+
+class PdsScoreboard {
+ public:
+  static constexpr uint64_t kNone = UINT64_MAX;
+  enum class State : uint8_t { kOutstanding, kAcked, kQueued };
+  struct Slot {
+    State state = State::kOutstanding;
+    uint8_t sends = 0;     // times sent (1 = never retransmitted); saturates at 255
+    uint16_t ev = 0;       // entropy value of the latest send
+    uint32_t bytes = 0;    // frame bytes of the latest send (in-flight accounting)
+    uint32_t payload = 0;  // payload bytes
+    Time sent;             // latest send
+  };
+
+  /// Records a send of `psn` at `now`: `psn` == nxt() (new data) or a PSN popped from
+  /// pop_retransmit(). `bytes`: frame bytes on the wire; `ev`: its entropy value.
+  void sent(uint64_t psn, Time now, uint32_t bytes, uint32_t payload, uint16_t ev);
+
+  /// What an ACK newly acknowledged.
+  struct Acked {
+    uint64_t packets = 0;
+    int64_t bytes = 0;    // frame bytes
+    int64_t payload = 0;  // payload bytes
+  };
+  /// ACK: every PSN below `cack` and every PSN base + i with bit i of `bits` set has arrived.
+  Acked ack(uint64_t cack, uint64_t base, uint64_t bits);
+  /// NACK of `psn`: queued for retransmission if still outstanding. True if queued.
+  bool nack(uint64_t psn);
+  /// ROD: the receiver expects `psn` and dropped what followed: every outstanding PSN from
+  /// `psn` on is queued again (go-back-N). Returns how many were queued.
+  uint64_t rewind(uint64_t psn);
+  /// Queues every outstanding PSN sent at or before `now - rto`, appending each to `*expired`
+  /// (oldest first); returns how many.
+  uint64_t expire(Time now, Time rto, std::vector<uint64_t>* expired);
+
+  /// The lowest PSN queued for retransmission (kNone if none); pop_retransmit() takes it.
+  uint64_t next_retransmit() const;
+  uint64_t pop_retransmit();
+  bool has_retransmit() const { return next_retransmit() != kNone; }
+
+  /// The send time of the oldest outstanding PSN (Time::max() if none).
+  Time oldest_outstanding();
+
+  uint64_t una() const { return una_; }
+  uint64_t nxt() const { return nxt_; }
+  /// Frame bytes sent and neither acknowledged nor queued again.
+  int64_t in_flight_bytes() const { return in_flight_; }
+  uint64_t outstanding_packets() const { return outstanding_; }
+  /// The slot of `psn` in [una, nxt), or null.
+  const Slot* slot(uint64_t psn) const {
+    return psn >= una_ && psn < nxt_ ? &slots_[psn - una_] : nullptr;
+  }
+
+ private:
+  Slot& at(uint64_t psn) { return slots_[psn - una_]; }
+  void acknowledge(uint64_t psn, Acked* a);
+  void queue(uint64_t psn);
+  void advance();  // moves una past acknowledged PSNs
+
+  uint64_t una_ = 0;
+  uint64_t nxt_ = 0;
+  int64_t in_flight_ = 0;
+  uint64_t outstanding_ = 0;
+  std::deque<Slot> slots_;  // slots_[i]: PSN una_ + i
+  struct Send {
+    Time at;
+    uint64_t psn;
+  };
+  std::deque<Send> sends_;  // every send in time order (stale entries skipped lazily)
+  // Queued PSNs, lowest first; an entry whose PSN was acknowledged meanwhile is skipped.
+  mutable std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> rtx_;
+};
+
+}  // namespace fabsim

@@ -1,0 +1,631 @@
+// Ultra Ethernet PDCs; see uet.h.
+#include "transport/uet/uet.h"
+
+#include <algorithm>  // max, min
+#include <deque>      // messages per PDC
+
+#include "core/assert.h"
+#include "net/round_trip.h"
+#include "transport/selective_repeat.h"
+#include "transport/uet/pds.h"
+
+namespace fabsim {
+namespace {
+constexpr uint16_t kUetPort = 4793;     // UDP destination port of UET (REFERENCE.md §4.3)
+constexpr int64_t kMinFrameBytes = 64;  // IEEE 802.3 minimum frame, FCS included
+constexpr int64_t kUdpIpEthBytes = 46;  // Ethernet 14 + FCS 4 + IPv4 20 + UDP 8
+// Packet::flags bits (transport-owned 0x01..0x20).
+constexpr uint8_t kAckRequest = 0x01;  // data: the sender asks for an ACK now (AR)
+constexpr uint8_t kEndOfMessage = 0x02;
+constexpr uint8_t kEcnEcho = 0x01;      // ACK: the data that triggered it arrived with CE
+constexpr uint8_t kNackTrimmed = 0x02;  // NACK: for a trimmed packet
+constexpr uint8_t kNackRodGap = 0x04;   // NACK: ROD, the receiver expects this PSN
+// ACK layout in Packet::ext (transport half): SACK bits, then the SACK base and the PSN of the
+// data that triggered the ACK, both relative to the CACK in Packet::seq.
+constexpr size_t kBaseOffset = 8;
+constexpr size_t kTriggerOffset = 12;
+
+const char* mode_name(PdsMode m) {
+  switch (m) {
+    case PdsMode::kRud:
+      return "rud";
+    case PdsMode::kRod:
+      return "rod";
+    case PdsMode::kRudi:
+      return "rudi";
+    case PdsMode::kUud:
+      return "uud";
+  }
+  return "?";
+}
+}  // namespace
+
+// ---- sender ----------------------------------------------------------------------------------
+
+class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
+ public:
+  Pdc(UetTransport& t, uint32_t src, uint32_t dst, uint8_t tclass, uint64_t index)
+      : t_(t), sim_(t.net_.sim()), host_(t.net_.host(src)), src_(src), dst_(dst), tclass_(tclass),
+        mode_(t.cfg_.mode), entropy_(t.cfg_.entropy, sim_.rng(stream_id(StreamKind::kQp, index))) {
+    CcContext ctx;
+    ctx.line = host_.rate();
+    ctx.start = sim_.now();
+    ctx.mss = t.cfg_.wire.payload;
+    ctx.base_rtt = t.base_rtt_;
+    ctx.trimming = t.cfg_.trimming;
+    if (t.cfg_.cc.kind->uses_hops()) {
+      auto& hops = t.hops_[src];
+      if (hops.empty()) hops = switch_hops(t.net_, src);
+      ctx.hops = hops[dst];
+    }
+    cc_ = t.cfg_.cc.make(ctx);
+    endpoint_ = t.net_.endpoints().add(this);
+    if (mode_ == PdsMode::kRod) rod_ev_ = entropy_.next(sim_.now());  // ROD keeps one path
+    read_output();
+  }
+  uint32_t endpoint() const { return endpoint_; }
+  void set_peer(uint32_t ep) { peer_ = ep; }
+  const CongestionControl& cc() const { return *cc_; }
+
+  void post(uint32_t flow, int64_t bytes) {
+    const int64_t mtu = t_.cfg_.wire.payload;
+    const auto n = static_cast<uint64_t>((bytes + mtu - 1) / mtu);
+    const auto last = static_cast<uint32_t>(bytes - static_cast<int64_t>(n - 1) * mtu);
+    messages_.push_back({flow, psn_end_, psn_end_ + n, last});
+    psn_end_ += n;
+    host_.activate(this);
+  }
+
+  // Retransmissions and new data alike wait for room in the window (the CC throttles the
+  // resends of trimmed packets too); one packet may always be in flight.
+  Time ready_at() const override {
+    if (!sb_.has_retransmit()) {
+      const uint64_t next = mode_ == PdsMode::kUud ? uud_next_ : sb_.nxt();
+      if (next >= psn_end_) return Time::max();
+    }
+    if (mode_ != PdsMode::kUud && sb_.in_flight_bytes() > 0 &&
+        sb_.in_flight_bytes() + full_frame() > window_) {
+      return Time::max();
+    }
+    return sent_any_ ? last_send_ + gap_ : Time();
+  }
+  uint8_t tclass() const override { return tclass_; }
+
+  Packet* take(Time now) override {
+    const bool resend = sb_.has_retransmit();
+    uint64_t psn = 0;
+    if (resend) {
+      psn = sb_.pop_retransmit();
+    } else if (mode_ == PdsMode::kUud) {
+      psn = uud_next_++;
+    } else {
+      psn = sb_.nxt();
+    }
+    const Message& m = message_of(psn);
+    const bool last = psn + 1 == m.end_psn;
+    Packet* p = sim_.pool().acquire();
+    p->type = PacketType::kData;
+    p->seq = psn;
+    p->payload = last ? m.last_payload : static_cast<uint32_t>(t_.cfg_.wire.payload);
+    p->size = static_cast<uint32_t>(
+        std::max<int64_t>(p->payload + t_.cfg_.wire.header_bytes, kMinFrameBytes));
+    p->flow = m.flow;
+    p->endpoint = peer_;
+    p->src = src_;
+    p->dst = dst_;
+    p->sport = mode_ == PdsMode::kRod ? rod_ev_ : entropy_.next(now);
+    p->dport = kUetPort;
+    p->tclass = tclass_;
+    p->ecn = mode_ == PdsMode::kUud ? Ecn::kNotEct : Ecn::kEct;
+    p->flags = last ? kEndOfMessage : 0;
+    p->sent = now;
+    if (mode_ != PdsMode::kUud) {
+      sb_.sent(psn, now, p->size, p->payload, p->sport);
+      // Ask for an ACK when nothing more can follow soon: the backlog is empty or the window
+      // is full (REFERENCE.md §4.2, the AR flag).
+      if (!sb_.has_retransmit() &&
+          (sb_.nxt() >= psn_end_ || sb_.in_flight_bytes() + full_frame() > window_)) {
+        p->flags |= kAckRequest;
+      }
+      if (!rto_timer_.armed()) arm_rto();
+    }
+    t_.flows_.sent(m.flow, *p, now, resend);
+    last_send_ = now;
+    sent_any_ = true;
+    const int64_t wire = p->size + host_.port().link()->config().framing_bytes;
+    cc_->on_sent({now, Bytes(wire)});
+    last_wire_ = wire;
+    cc_changed(/*kick=*/false);
+    return p;
+  }
+
+  void receive(Packet* p) override {
+    const Time now = sim_.now();
+    if (p->type == PacketType::kAck) {
+      on_ack(*p, now);
+    } else {
+      FABSIM_ASSERT(p->type == PacketType::kNack);
+      on_nack(*p, now);
+    }
+    sim_.pool().release(p);
+    complete_acked(now);
+    if (sb_.una() >= sb_.nxt() && !sb_.has_retransmit()) {
+      rto_timer_.cancel();
+    } else {
+      arm_rto();
+    }
+    wake();
+  }
+
+  void on_event(uint32_t tag, uint32_t gen) override {
+    const Time now = sim_.now();
+    if (tag == kCc) {
+      if (!cc_timer_.fire(gen)) return;
+      cc_->on_timer(now);
+      cc_changed(/*kick=*/true);
+      return;
+    }
+    if (!rto_timer_.fire(gen)) return;
+    expired_.clear();
+    sb_.expire(now, t_.rto_, &expired_);
+    int64_t resent = 0;
+    for (const uint64_t psn : expired_) {
+      resent += sb_.slot(psn)->payload;
+      ++t_.counters_.timeouts;
+      ++t_.counters_.rtx_timeout;
+      const uint32_t flow = message_of(psn).flow;
+      ++t_.flows_[flow].timeouts;
+      if (t_.flows_[flow].trace) t_.flows_.trace({now, flow, 't', psn, 0});
+      entropy_.feedback(sb_.slot(psn)->ev, now, EvFeedback::kTimeout);
+    }
+    if (!expired_.empty()) {
+      if (mode_ == PdsMode::kRod) sb_.rewind(sb_.una());  // in order: everything after it too
+      ++consecutive_timeouts_;
+      TimeoutSignal sig{now, consecutive_timeouts_};
+      sig.resent = Bytes(resent);
+      cc_->on_timeout(sig);
+      cc_changed(/*kick=*/false);
+    }
+    arm_rto();
+    wake();
+  }
+
+ private:
+  enum Tag : uint32_t { kRto = 0, kCc = 1 };
+  struct Message {
+    uint32_t flow;
+    uint64_t first_psn;
+    uint64_t end_psn;  // exclusive
+    uint32_t last_payload;
+  };
+
+  int64_t full_frame() const { return t_.cfg_.wire.payload + t_.cfg_.wire.header_bytes; }
+
+  const Message& message_of(uint64_t psn) const {
+    for (const auto& m : messages_) {
+      if (psn < m.end_psn) return m;
+    }
+    FABSIM_ASSERT(false);
+    return messages_.back();
+  }
+
+  void on_ack(const Packet& p, Time now) {
+    const uint64_t cack = p.seq;
+    const uint64_t bits = p.get_ext_at<uint64_t, 0>();
+    const uint64_t base = cack + p.get_ext_at<uint32_t, kBaseOffset>();
+    const uint64_t trigger =
+        static_cast<uint64_t>(static_cast<int64_t>(cack) + p.get_ext_at<int32_t, kTriggerOffset>());
+    const bool ecn = (p.flags & kEcnEcho) != 0;
+    // The round trip of the packet that triggered the ACK, from the sender's own record of its
+    // send (a NIC timestamp); none if it was sent more than once (Karn).
+    Time rtt = kNoRttSample;
+    if (const PdsScoreboard::Slot* s = sb_.slot(trigger)) {
+      if (s->state != PdsScoreboard::State::kAcked && s->sends == 1) rtt = now - s->sent;
+      entropy_.feedback(s->ev, now, ecn ? EvFeedback::kEcn : EvFeedback::kGood);
+    }
+    const PdsScoreboard::Acked a = sb_.ack(cack, base, bits);
+    if (a.packets > 0) consecutive_timeouts_ = 0;
+    AckSignal sig{now, Bytes(a.payload)};
+    sig.rtt = rtt;
+    sig.ecn_echo = ecn;
+    sig.seq = sb_.una();
+    sig.next_seq = sb_.nxt();
+    sig.received = Bytes(a.bytes);  // frame bytes newly acknowledged (ACK_CC's rcvd_bytes)
+    sig.in_flight = Bytes(sb_.in_flight_bytes());
+    cc_->on_ack(sig);
+    cc_changed(/*kick=*/false);
+  }
+
+  void on_nack(const Packet& p, Time now) {
+    const uint64_t psn = p.seq;
+    if (mode_ == PdsMode::kRod) {
+      // Everything below the expected PSN arrived; go back to it.
+      sb_.ack(psn, psn, 0);
+      const uint64_t n = sb_.rewind(psn);
+      t_.counters_.rtx_nack += n;
+      if (n > 0) {
+        NackSignal sig{now, Bytes(), Bytes(static_cast<int64_t>(n) * t_.cfg_.wire.payload)};
+        sig.trimmed = (p.flags & kNackTrimmed) != 0;
+        sig.in_flight = Bytes(sb_.in_flight_bytes());
+        cc_->on_nack(sig);
+        cc_changed(/*kick=*/false);
+      }
+      return;
+    }
+    const PdsScoreboard::Slot* s = sb_.slot(psn);
+    if (s == nullptr) return;
+    const uint16_t ev = s->ev;
+    const auto payload = static_cast<int64_t>(s->payload);
+    const Time rtt = s->sends == 1 ? now - s->sent : kNoRttSample;
+    if (!sb_.nack(psn)) return;  // already acknowledged or queued
+    ++t_.counters_.rtx_nack;
+    entropy_.feedback(ev, now, EvFeedback::kNack);
+    NackSignal sig{now, Bytes(), Bytes(payload)};
+    sig.trimmed = (p.flags & kNackTrimmed) != 0;
+    sig.rtt = rtt;
+    sig.in_flight = Bytes(sb_.in_flight_bytes());
+    cc_->on_nack(sig);
+    cc_changed(/*kick=*/false);
+  }
+
+  // Messages whose every PSN is acknowledged leave the PDC; with completion = "acked" that
+  // completes them (the initiator's view, as uet-htsim measures FCT).
+  void complete_acked(Time now) {
+    while (!messages_.empty() && messages_.front().end_psn <= sb_.una()) {
+      const uint32_t flow = messages_.front().flow;
+      messages_.pop_front();
+      if (t_.cfg_.complete_on_ack) t_.flows_.complete(flow, now);
+    }
+  }
+
+  void arm_rto() {
+    const Time oldest = sb_.oldest_outstanding();
+    if (oldest == Time::max()) {
+      rto_timer_.cancel();
+      return;
+    }
+    rto_timer_.arm(sim_.scheduler(), this, kRto, std::max(oldest + t_.rto_, sim_.now()));
+  }
+
+  void wake() {
+    if (sb_.has_retransmit() || (mode_ == PdsMode::kUud ? uud_next_ : sb_.nxt()) < psn_end_) {
+      host_.activate(this);
+    }
+  }
+
+  void read_output() {
+    const CcOutput out = cc_->output();
+    rate_ = out.rate;
+    window_ = t_.max_window_;
+    if (out.window != kUnlimitedWindow) window_ = std::min(window_, out.window.count());
+    window_ = std::max(window_, full_frame());  // one packet may always go
+  }
+
+  void cc_changed(bool kick) {
+    read_output();
+    if (sent_any_) gap_ = serialization_delay(last_wire_, rate_);
+    const Time next = cc_->next_timer();
+    if (next == Time::max()) {
+      cc_timer_.cancel();
+    } else if (!cc_timer_.armed() || cc_timer_.when() != next) {
+      cc_timer_.arm(sim_.scheduler(), this, kCc, next);
+    }
+    if (kick) wake();
+  }
+
+  UetTransport& t_;
+  Simulation& sim_;
+  Host& host_;
+  uint32_t src_;
+  uint32_t dst_;
+  uint8_t tclass_;
+  PdsMode mode_;
+  uint32_t endpoint_ = 0;
+  uint32_t peer_ = 0;
+  std::unique_ptr<CongestionControl> cc_;
+  Rate rate_;
+  int64_t window_ = 0;
+  EntropySelector entropy_;
+  uint16_t rod_ev_ = 0;
+  PdsScoreboard sb_;
+  uint64_t uud_next_ = 0;  // UUD keeps no scoreboard
+  std::deque<Message> messages_;
+  uint64_t psn_end_ = 0;
+  Time last_send_;
+  Time gap_;
+  int64_t last_wire_ = 0;
+  bool sent_any_ = false;
+  int consecutive_timeouts_ = 0;
+  Timer rto_timer_;
+  Timer cc_timer_;
+  std::vector<uint64_t> expired_;  // scratch for the timer
+};
+
+// ---- receiver --------------------------------------------------------------------------------
+
+class UetTransport::PdcReceiver : public Endpoint {
+ public:
+  PdcReceiver(UetTransport& t, uint32_t host, uint32_t peer_host, uint32_t peer_ep)
+      : t_(t), sim_(t.net_.sim()), host_(t.net_.host(host)), self_(host), peer_host_(peer_host),
+        peer_ep_(peer_ep), mode_(t.cfg_.mode),
+        bitmap_(t.cfg_.mode == PdsMode::kRod ? 0 : t.window_packets_) {
+    endpoint_ = t.net_.endpoints().add(this);
+  }
+  uint32_t endpoint() const { return endpoint_; }
+
+  void receive(Packet* p) override {
+    const Time now = sim_.now();
+    const uint64_t psn = p->seq;
+    if ((p->flags & kTrimmed) != 0) {
+      ++t_.counters_.trims_seen;
+      if (mode_ == PdsMode::kUud) {
+        // Nobody resends: the payload is lost. Account for it, as a loss at the receiver.
+      } else if (bitmap_.received(psn)) {
+        send_ack(*p, psn, false);
+      } else if (mode_ == PdsMode::kRod) {
+        nack_gap(*p, now);
+      } else {
+        ++t_.counters_.trimmed_nacks;
+        send_nack(*p, psn, kNackTrimmed);
+      }
+      sim_.pool().release(p);
+      return;
+    }
+    t_.flows_.received(p->flow, *p, now);
+    if (seen_any_ && psn < highest_) ++t_.flows_[p->flow].out_of_order;
+    if (!seen_any_ || psn > highest_) highest_ = psn;
+    seen_any_ = true;
+    const bool ce = p->ecn == Ecn::kCe;
+    if (mode_ == PdsMode::kUud) {
+      deliver(p->flow, p->payload, now);
+      sim_.pool().release(p);
+      return;
+    }
+    const ReorderBitmap::Result r = bitmap_.arrive(psn);
+    switch (r.kind) {
+      case ReorderBitmap::Arrival::kDuplicate:
+        ++t_.counters_.spurious;
+        send_ack(*p, psn, ce);
+        break;
+      case ReorderBitmap::Arrival::kBeyond:
+        if (mode_ == PdsMode::kRod) {
+          nack_gap(*p, now);
+        } else {
+          ++t_.counters_.out_of_window;
+        }
+        break;
+      case ReorderBitmap::Arrival::kInOrder:
+      case ReorderBitmap::Arrival::kOutOfOrder:
+        deliver(p->flow, p->payload, now);
+        pending_bytes_ += p->payload;
+        // At once also when this arrival filled a hole (the cumulative point jumped): the
+        // sender may be waiting on exactly that PSN, and nothing else may follow to carry it.
+        if (mode_ == PdsMode::kRudi || ce || (p->flags & (kAckRequest | kEndOfMessage)) != 0 ||
+            r.advanced > 1 || pending_bytes_ >= t_.cfg_.ack_every_bytes) {
+          send_ack(*p, psn, ce);
+        }
+        break;
+    }
+    sim_.pool().release(p);
+  }
+
+ private:
+  void deliver(uint32_t flow, uint32_t bytes, Time now) {
+    if (t_.cfg_.complete_on_ack) {
+      t_.flows_[flow].delivered += bytes;  // completes at the sender, on the ACK
+    } else {
+      t_.flows_.delivered(flow, bytes, now);
+    }
+  }
+
+  Packet* control(const Packet& data, PacketType type, uint64_t seq) {
+    Packet* p = sim_.pool().acquire();
+    p->type = type;
+    p->seq = seq;
+    p->size = static_cast<uint32_t>(t_.cfg_.wire.control_bytes);
+    p->src = self_;
+    p->dst = peer_host_;
+    p->sport = data.sport;  // the entropy echoed (the sender learns which path it was)
+    p->dport = kUetPort;
+    p->endpoint = peer_ep_;
+    p->flow = data.flow;
+    p->sent = sim_.now();
+    return p;
+  }
+
+  // ACK (RUDI: the response) for the arrival of `psn`: CACK, then 64 SACK bits from the base.
+  void send_ack(const Packet& data, uint64_t psn, bool ce) {
+    pending_bytes_ = 0;
+    ++t_.counters_.acks;
+    const uint64_t cack = bitmap_.expected();
+    const uint64_t base = sack_base(psn, cack);
+    Packet* p = control(data, PacketType::kAck, cack);
+    p->set_ext_at<uint64_t, 0>(sack_bits(bitmap_, base));
+    p->set_ext_at<uint32_t, kBaseOffset>(static_cast<uint32_t>(base - cack));
+    p->set_ext_at<int32_t, kTriggerOffset>(
+        static_cast<int32_t>(static_cast<int64_t>(psn) - static_cast<int64_t>(cack)));
+    if (ce) p->flags = kEcnEcho;
+    if (t_.flows_[data.flow].trace) t_.flows_.trace({sim_.now(), data.flow, 'a', cack, 0});
+    host_.send_control(p);
+  }
+
+  void send_nack(const Packet& data, uint64_t psn, uint8_t code) {
+    ++t_.counters_.nacks;
+    Packet* p = control(data, PacketType::kNack, psn);
+    p->flags = code;
+    if (t_.flows_[data.flow].trace) t_.flows_.trace({sim_.now(), data.flow, 'n', psn, 0});
+    host_.send_control(p);
+  }
+
+  // ROD: a packet beyond the expected PSN; NACK the expected one, once per interval.
+  void nack_gap(const Packet& data, Time now) {
+    const uint64_t expected = bitmap_.expected();
+    if (nacked_ && nack_psn_ == expected && now - nack_time_ < t_.cfg_.rod_nack_interval) return;
+    nacked_ = true;
+    nack_psn_ = expected;
+    nack_time_ = now;
+    send_nack(data, expected, kNackRodGap);
+  }
+
+  UetTransport& t_;
+  Simulation& sim_;
+  Host& host_;
+  uint32_t self_;
+  uint32_t peer_host_;
+  uint32_t peer_ep_;
+  PdsMode mode_;
+  uint32_t endpoint_ = 0;
+  ReorderBitmap bitmap_;
+  int64_t pending_bytes_ = 0;
+  uint64_t highest_ = 0;
+  bool seen_any_ = false;
+  bool nacked_ = false;
+  uint64_t nack_psn_ = 0;
+  Time nack_time_;
+};
+
+// ---- transport -------------------------------------------------------------------------------
+
+UetTransport::UetTransport(Network& net, FlowTable& flows, const UetConfig& cfg)
+    : net_(net), flows_(flows), cfg_(cfg) {
+  if (net.host_count() == 0) return;
+  const int64_t frame = cfg_.wire.payload + cfg_.wire.header_bytes;
+  base_rtt_ = longest_base_rtt(net, frame, cfg_.wire.control_bytes);
+  const Rate line = net.host(0).rate();
+  const int64_t bdp = bytes_in(base_rtt_, line);
+  const int64_t bdp_frames = std::max<int64_t>(1, (bdp + frame - 1) / frame) * frame;
+  rto_ = cfg_.rto > Time() ? cfg_.rto : Time::us(15) + serialization_delay(6 * bdp_frames, line);
+  max_window_ = cfg_.max_window > 0 ? cfg_.max_window : std::max<int64_t>(frame, 3 * bdp / 2);
+  // The receiver's reorder window covers everything a sender may have in flight, twice over
+  // (retransmissions run ahead of the cumulative point by up to a window).
+  window_packets_ = static_cast<uint64_t>(2 * max_window_ / cfg_.wire.payload + 64);
+  if (cfg_.rod_nack_interval == Time()) cfg_.rod_nack_interval = base_rtt_;
+}
+
+UetTransport::~UetTransport() = default;
+
+UetTransport::Pair& UetTransport::pair(uint32_t src, uint32_t dst, uint8_t tclass) {
+  const uint64_t key =
+      (static_cast<uint64_t>(src) << 36) | (static_cast<uint64_t>(dst) << 4) | (tclass & 0x0FU);
+  auto& slot = pairs_[key];
+  if (!slot) {
+    slot = std::make_unique<Pair>();
+    slot->send = std::make_unique<Pdc>(*this, src, dst, tclass, counters_.pdcs++);
+    slot->recv = std::make_unique<PdcReceiver>(*this, dst, src, slot->send->endpoint());
+    slot->send->set_peer(slot->recv->endpoint());
+    order_.push_back(slot.get());
+  }
+  return *slot;
+}
+
+void UetTransport::start(uint32_t id) {
+  const FlowSpec& spec = flows_[id].spec;
+  if (spec.bytes == 0) {
+    flows_.complete(id, net_.sim().now());
+    return;
+  }
+  pair(spec.src, spec.dst, spec.tclass).send->post(id, spec.bytes);
+}
+
+void UetTransport::finish() {}
+
+const CongestionControl* UetTransport::pdc_cc(uint32_t src, uint32_t dst) const {
+  for (const auto& [key, p] : pairs_) {
+    if ((key >> 36) == src && ((key >> 4) & 0xFFFFFFFFULL) == dst) return &p->send->cc();
+  }
+  return nullptr;
+}
+
+std::vector<std::pair<std::string, uint64_t>> UetTransport::counters() const {
+  return {{"acks", counters_.acks},
+          {"nacks", counters_.nacks},
+          {"trimmed_nacks", counters_.trimmed_nacks},
+          {"trims_seen", counters_.trims_seen},
+          {"timeouts", counters_.timeouts},
+          {"rtx_nack", counters_.rtx_nack},
+          {"rtx_timeout", counters_.rtx_timeout},
+          {"duplicates", counters_.spurious},
+          {"out_of_window", counters_.out_of_window},
+          {"pdcs", counters_.pdcs}};
+}
+
+// ---- the kind --------------------------------------------------------------------------------
+
+namespace {
+
+class UetKind final : public TransportKind {
+ public:
+  std::string_view name() const override { return "uet"; }
+  std::string_view description() const override {
+    return "Ultra Ethernet transport (REFERENCE.md §4): PDS modes rud|rod|rudi|uud, per-packet "
+           "entropy spraying, SACK/NACK recovery of trimmed packets; keys in [transport.uet]";
+  }
+  KindConfig load(Section& s, const TransportEnv& env) const override {
+    UetConfig c;
+    c.wire = env.wire;
+    auto u = s.table("uet", "Ultra Ethernet PDS and SES (REFERENCE.md §4.2-4.3)");
+    const std::string mode =
+        u.choice("mode", "rud", {"rud", "rod", "rudi", "uud"},
+                 "PDS delivery: rud = reliable unordered, rod = reliable ordered (one path, "
+                 "go-back-N), rudi = reliable unordered idempotent (per-packet responses), "
+                 "uud = unreliable (no ACK, no resend)");
+    for (PdsMode m : {PdsMode::kRud, PdsMode::kRod, PdsMode::kRudi, PdsMode::kUud}) {
+      if (mode == mode_name(m)) c.mode = m;
+    }
+    const int64_t pds = u.integer("pds_header_bytes", 12, 0, 256,
+                                  "PDS header bytes on every data packet (REFERENCE.md §4.2)");
+    const int64_t ses = u.integer("ses_header_bytes", 44, 0, 256,
+                                  "SES header bytes on every data packet [UNVERIFIED]");
+    if (env.wire.header_bytes == WireConfig{}.header_bytes) {
+      c.wire.header_bytes = kUdpIpEthBytes + pds + ses;  // unless transport.header_bytes is set
+    }
+    c.ack_every_bytes =
+        u.bytes("ack_every", Bytes(c.ack_every_bytes), Bytes(1), Bytes(int64_t{1} << 40),
+                "the receiver ACKs after this much payload (and at once on "
+                "ECN, a duplicate, an ACK request or a message's end)")
+            .count();
+    c.rto = u.time("rto", c.rto,
+                   "retransmission timeout (0 = 15 us + 6 x one BDP of queue at the NIC rate, "
+                   "uet-htsim's rule)");
+    c.max_window = u.bytes("max_window", Bytes(c.max_window), Bytes(0), Bytes(int64_t{1} << 40),
+                           "frame bytes in flight per PDC (0 = 1.5 x BDP, NSCC's maxwnd)")
+                       .count();
+    c.rod_nack_interval = u.time("rod_nack_interval", c.rod_nack_interval,
+                                 "ROD: no repeated NACK for one expected PSN within this "
+                                 "(0 = the base round trip)");
+    c.complete_on_ack =
+        u.choice("completion", "delivered", {"delivered", "acked"},
+                 "a message completes when its last byte arrives (delivered) or when the "
+                 "sender holds every ACK (acked, as uet-htsim measures FCT)") == "acked";
+    c.entropy = load_entropy_config(u);
+    u.finish();
+    c.trimming = env.trimming;
+    c.cc = load_cc(s, env, "nscc");
+    if (!s.describing()) {
+      const CcNeeds needs = c.cc.make(env.line, Time())->needs();
+      if (needs.cnp || needs.int_stack) {
+        s.fail("cc", "a congestion control that needs neither CNPs nor INT (UET echoes ECN in "
+                     "its ACKs): nscc, none, timely or swift");
+      }
+    }
+    return KindConfig::of(c);
+  }
+  // The scenario has already put header_bytes() (plus any security header) into `wire`.
+  std::unique_ptr<Transport> build(Network& net, FlowTable& flows, const KindConfig& cfg,
+                                   const WireConfig& wire) const override {
+    UetConfig c = cfg.get<UetConfig>();
+    c.wire = wire;
+    return std::make_unique<UetTransport>(net, flows, c);
+  }
+  int64_t header_bytes(const KindConfig& cfg, const WireConfig& /*wire*/) const override {
+    return cfg.get<UetConfig>().wire.header_bytes;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<TransportKind> make_uet_kind() {
+  return std::make_unique<UetKind>();
+}
+
+}  // namespace fabsim

@@ -1,0 +1,118 @@
+// Ultra Ethernet transport (seed 001 background; REFERENCE.md §4; UE spec 1.0 §3.5): PDS
+// delivery modes over packet delivery contexts (PDCs), per-packet entropy for spraying,
+// recovery of trimmed packets by NACK, and a congestion control of the cc/ interface (NSCC in
+// issue 17's plan; "none" works alone).
+//
+// A PDC joins a source and a destination host in one traffic class; the flows between them are
+// SES messages sent over it in order of arrival (a message is many packets). Modes (`mode`):
+//  - RUD, reliable unordered: the receiver places every packet at once, ACKs carry the
+//    cumulative PSN (CACK) and a 64-bit SACK bitmap, trimmed packets are NACKed, the sender
+//    resends NACKed and timed-out PSNs only, each on a fresh entropy;
+//  - ROD, reliable ordered: the receiver accepts only the expected PSN and NACKs a gap once per
+//    round trip; the sender goes back to the NACKed PSN; one entropy per PDC (one path);
+//  - RUDI, reliable unordered for idempotent operations: every packet is answered on its own
+//    and resent until answered; the receiver keeps no order and counts duplicates;
+//  - UUD, unreliable unordered: no ACK, no resend, no congestion control; a lost packet is lost.
+// A message completes when all its bytes have arrived (`completion = "delivered"`) or when the
+// sender has every ACK (`"acked"`, as uet-htsim measures FCT).
+// Header bytes on the wire: Ethernet + IPv4 + UDP (46 B), PDS (12 B) and SES (44 B), unless the
+// scenario sets transport.header_bytes (e.g. 64, uet-htsim's data header). The entropy rides in
+// the UDP source port (UDP encapsulation, §4.3): switches hash it with the rest of the 5-tuple,
+// so spraying is the switches' own ECMP (routing.policy must be "ecmp").
+#pragma once
+
+#include <cstdint>        // PSNs
+#include <memory>         // PDCs
+#include <string>         // counter names
+#include <unordered_map>  // PDCs by host pair
+#include <utility>        // pair
+#include <vector>         // counters
+
+#include "cc/registry.h"
+#include "lb/entropy.h"
+#include "net/network.h"
+#include "transport/flow.h"
+#include "transport/kind.h"
+#include "transport/transport.h"
+
+namespace fabsim {
+
+enum class PdsMode : uint8_t { kRud, kRod, kRudi, kUud };
+
+struct UetConfig {
+  WireConfig wire;
+  PdsMode mode = PdsMode::kRud;
+  EntropyConfig entropy;
+  /// The receiver ACKs once this many payload bytes arrived since its last ACK (and at once on
+  /// ECN, a duplicate, an ACK request, the end of a message, or an arrival that fills a hole).
+  /// 16 KiB (REFERENCE.md §4.2).
+  int64_t ack_every_bytes = 16384;
+  /// Retransmission timeout (0 = 15 us + 6 x one BDP of queue at the NIC rate, uet-htsim's
+  /// rule, REFERENCE.md §9.3.3).
+  Time rto;
+  /// Most frame bytes in flight per PDC (0 = 1.5 x BDP, NSCC's maxwnd, REFERENCE.md §4.5); a
+  /// window-based CC's window applies as well.
+  int64_t max_window = 0;
+  /// ROD: a NACK for the same expected PSN is not repeated within this time (0 = one base RTT).
+  Time rod_nack_interval;
+  bool complete_on_ack = false;  // completion = "acked"
+  bool trimming = false;         // the fabric trims (network.trim.enabled): NSCC's target
+  CcConfig cc;
+};
+
+class UetTransport : public Transport {
+ public:
+  UetTransport(Network& net, FlowTable& flows, const UetConfig& cfg);
+  ~UetTransport() override;
+  void start(uint32_t id) override;
+  void finish() override;
+  std::vector<std::pair<std::string, uint64_t>> counters() const override;
+  bool needs_int() const override { return needs_int_; }
+
+  /// The derived timeout, window and base round trip every PDC runs with.
+  Time rto() const { return rto_; }
+  int64_t max_window() const { return max_window_; }
+  Time base_rtt() const { return base_rtt_; }
+  /// The congestion control of the PDC from `src` to `dst` (tests), or null.
+  const CongestionControl* pdc_cc(uint32_t src, uint32_t dst) const;
+
+  struct Counters {
+    uint64_t acks = 0;           // ACKs sent (RUDI responses included)
+    uint64_t nacks = 0;          // NACKs sent
+    uint64_t trimmed_nacks = 0;  // of which for a trimmed packet
+    uint64_t timeouts = 0;       // PSNs expired by the retransmission timer
+    uint64_t rtx_nack = 0;       // retransmissions after a NACK (or ROD rewind)
+    uint64_t rtx_timeout = 0;    // retransmissions after a timeout
+    uint64_t spurious = 0;       // data arrivals already received (duplicates)
+    uint64_t trims_seen = 0;     // trimmed headers that reached a receiver
+    uint64_t out_of_window = 0;  // arrivals beyond the receiver's window (discarded)
+    uint64_t pdcs = 0;           // PDCs opened
+  };
+  const Counters& stats() const { return counters_; }
+
+ private:
+  class Pdc;
+  class PdcReceiver;
+  struct Pair {
+    std::unique_ptr<Pdc> send;
+    std::unique_ptr<PdcReceiver> recv;
+  };
+  Pair& pair(uint32_t src, uint32_t dst, uint8_t tclass);
+
+  Network& net_;
+  FlowTable& flows_;
+  UetConfig cfg_;
+  Time base_rtt_;
+  Time rto_;
+  int64_t max_window_ = 0;
+  uint64_t window_packets_ = 0;  // receiver reorder window, in packets
+  bool needs_int_ = false;
+  std::unordered_map<uint64_t, std::unique_ptr<Pair>> pairs_;
+  std::vector<Pair*> order_;  // creation order (determinism)
+  std::unordered_map<uint32_t, std::vector<int>> hops_;
+  Counters counters_;
+};
+
+std::unique_ptr<TransportKind> make_uet_kind();
+
+}  // namespace fabsim
