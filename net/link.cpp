@@ -112,8 +112,8 @@ void Link::lose(Packet* p, bool fault) {
   sim_.drop(p, fault ? DropCause::kDeadLink : DropCause::kBitError);
 }
 
-void Link::transmit(Packet* p) {
-  if (is_data(p->type)) faults_.last_data_tx = sim_.now();
+void Link::transmit(Packet* p, Time sent) {
+  if (is_data(p->type)) faults_.last_data_tx = sent;
   if (!up_) {
     lose(p, true);
     return;
@@ -137,7 +137,7 @@ void Link::transmit(Packet* p) {
     }
     return;
   }
-  ring_.push_back({p, sim_.now() + cfg_.delay + cfg_.extra_delay});
+  ring_.push_back({p, sent + cfg_.delay + cfg_.extra_delay});
   if (!armed_) {
     armed_ = true;
     sim_.schedule(ring_.front().arrive, this, 0);

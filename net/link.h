@@ -89,8 +89,11 @@ class Link : public EventTarget {
   Link(Simulation& sim, const Config& cfg, Node* dst, uint16_t dst_port, uint64_t index,
        LinkRole role = LinkRole::kFabric);
 
-  /// `p` has been fully serialized onto the link at sim.now(); it arrives `delay` later.
-  void transmit(Packet* p);
+  /// `p` will have been fully serialized onto the link at `sent` (>= now); it arrives `delay`
+  /// later. Losses are decided now.
+  void transmit(Packet* p, Time sent);
+  /// As above, serialized at sim.now().
+  void transmit(Packet* p) { transmit(p, sim_.now()); }
   void on_event(uint32_t tag, uint32_t gen) override;
 
   /// Bytes a frame occupies on this link: frame + preamble/SFD + inter-frame gap.

@@ -27,11 +27,19 @@ void EgressPort::enqueue(Packet* p) {
   if (p->tclass != kControlClass && bytes_[p->tclass] > counters_.peak_queue_bytes) {
     counters_.peak_queue_bytes = bytes_[p->tclass];
   }
-  if (tx_ == nullptr) kick();
+  kick();
 }
 
+// One event per frame only where needed: a frame hands itself to the link when its
+// serialization starts (the link knows when it will have left), so the port needs a kTxDone
+// event only if something may be waiting when the wire frees up. A switch port schedules one
+// when a packet joins its queue while it is busy; a NIC port, whose sources it pulls from,
+// always does.
 void EgressPort::kick() {
-  if (tx_ != nullptr) return;
+  if (busy()) {
+    if (pulls_ || nonempty_ != 0) tx_timer_.arm(sim_.scheduler(), this, kTxDone, tx_end_);
+    return;
+  }
   if (Packet* p = select()) start(p);
 }
 
@@ -85,13 +93,16 @@ Packet* EgressPort::select() {
 
 void EgressPort::start(Packet* p) {
   if (pulls_) sim_.ledger().inject(*p);  // a NIC: every packet it sends enters the network
-  tx_ = p;
   owner_->on_dequeue(index_, *p);
   if (DequeueHook* h = dequeue_[p->tclass]) h->on_dequeue(*p, *this);
   const Time ser = link_->serialization(*p);
   busy_ += ser;
   tx_end_ = sim_.now() + ser;
-  sim_.schedule(tx_end_, this, kTxDone);
+  ++counters_.tx_packets;
+  counters_.tx_bytes += p->size;
+  if (is_data(p->type)) ++counters_.tx_data_packets;
+  link_->transmit(p, tx_end_);
+  if (pulls_ || nonempty_ != 0) tx_timer_.arm(sim_.scheduler(), this, kTxDone, tx_end_);
 }
 
 void EgressPort::on_event(uint32_t tag, uint32_t gen) {
@@ -104,13 +115,7 @@ void EgressPort::on_event(uint32_t tag, uint32_t gen) {
     kick();
     return;
   }
-  Packet* p = tx_;
-  tx_ = nullptr;
-  ++counters_.tx_packets;
-  counters_.tx_bytes += p->size;
-  if (is_data(p->type)) ++counters_.tx_data_packets;
-  link_->transmit(p);
-  kick();
+  if (tx_timer_.fire(gen)) kick();
 }
 
 void EgressPort::apply_pause(uint8_t cls, uint16_t quanta) {
@@ -160,10 +165,6 @@ void EgressPort::finish() {
     }
     while (!q_[c].empty()) sim_.pool().release(pop(c));
     bytes_[c] = 0;
-  }
-  if (tx_ != nullptr) {
-    sim_.pool().release(tx_);
-    tx_ = nullptr;
   }
 }
 

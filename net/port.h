@@ -60,7 +60,8 @@ class EgressPort : public EventTarget {
   AdmissionHook* admission_hook(uint8_t cls) const { return admission_[cls]; }
   DequeueHook* dequeue_hook(uint8_t cls) const { return dequeue_[cls]; }
 
-  bool busy() const { return tx_ != nullptr; }
+  /// A frame is being serialized (it left the queue and is already on its way down the link).
+  bool busy() const { return sim_.now() < tx_end_; }
   bool paused(uint8_t cls) const { return (paused_mask_ >> cls) & 1U; }
   uint8_t paused_mask() const { return paused_mask_; }
   int64_t queued_bytes(uint8_t cls) const { return bytes_[cls]; }
@@ -76,9 +77,7 @@ class EgressPort : public EventTarget {
   Link* link() const { return link_; }
   uint16_t index() const { return index_; }
   /// Time spent transmitting up to `now`, including the part of a frame on the wire.
-  Time busy_time(Time now) const {
-    return busy_ - (tx_ != nullptr && tx_end_ > now ? tx_end_ - now : Time());
-  }
+  Time busy_time(Time now) const { return busy_ - (tx_end_ > now ? tx_end_ - now : Time()); }
   PortCounters& counters() { return counters_; }
   const PortCounters& counters() const { return counters_; }
   /// Closes open pause intervals at the end of a run and returns queued packets to the pool.
@@ -110,9 +109,9 @@ class EgressPort : public EventTarget {
   std::array<Time, kNumClasses> pause_until_{};
   std::array<Time, kNumClasses> paused_since_{};
   Timer pause_timer_;
-  Packet* tx_ = nullptr;
-  Time tx_end_;
-  Time busy_;  // serialization time of every frame started
+  Time tx_end_;     // the frame being serialized ends then (free from then on)
+  Timer tx_timer_;  // kTxDone: armed for tx_end_ when something may wait for the wire
+  Time busy_;       // serialization time of every frame started
   PortCounters counters_;
 };
 
