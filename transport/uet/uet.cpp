@@ -400,10 +400,14 @@ class UetTransport::PdcReceiver : public Endpoint {
         pending_bytes_ += p->payload;
         // At once also when this arrival filled a hole (the cumulative point jumped): the
         // sender may be waiting on exactly that PSN, and nothing else may follow to carry it.
+        // And at once for the PDC's first data packet (REFERENCE.md §4.2, as uet-htsim's sink):
+        // its round trip, taken before the sender's own window has queued anything, is the
+        // sender's first base-RTT sample.
         if (mode_ == PdsMode::kRudi || ce || (p->flags & (kAckRequest | kEndOfMessage)) != 0 ||
-            r.advanced > 1 || pending_bytes_ >= t_.cfg_.ack_every_bytes) {
+            r.advanced > 1 || !accepted_any_ || pending_bytes_ >= t_.cfg_.ack_every_bytes) {
           send_ack(*p, psn, ce);
         }
+        accepted_any_ = true;
         break;
     }
     sim_.pool().release(p);
@@ -479,6 +483,7 @@ class UetTransport::PdcReceiver : public Endpoint {
   int64_t pending_bytes_ = 0;
   uint64_t highest_ = 0;
   bool seen_any_ = false;
+  bool accepted_any_ = false;  // a data packet was placed (the first is ACKed at once)
   bool nacked_ = false;
   uint64_t nack_psn_ = 0;
   Time nack_time_;

@@ -44,8 +44,8 @@ struct UetConfig {
   PdsMode mode = PdsMode::kRud;
   EntropyConfig entropy;
   /// The receiver ACKs once this many payload bytes arrived since its last ACK (and at once on
-  /// ECN, a duplicate, an ACK request, the end of a message, or an arrival that fills a hole).
-  /// 16 KiB (REFERENCE.md §4.2).
+  /// the PDC's first data packet, ECN, a duplicate, an ACK request, the end of a message, or an
+  /// arrival that fills a hole). 16 KiB (REFERENCE.md §4.2).
   int64_t ack_every_bytes = 16384;
   /// Retransmission timeout (0 = 15 us + 6 x one BDP of queue at the NIC rate, uet-htsim's
   /// rule, REFERENCE.md §9.3.3).
