@@ -67,9 +67,8 @@ void Run::install_trim() {
   Bytes threshold = t.threshold;
   if (threshold == Bytes() && net_.host_count() > 0) {
     const int64_t frame = cfg_.network.sw.max_frame_bytes;
-    const Time rtt = longest_base_rtt(net_, frame, 64);
-    const int64_t bdp =
-        static_cast<int64_t>(static_cast<double>(net_.host(0).rate().bps()) * rtt.sec_f() / 8);
+    const Time rtt = longest_base_rtt(net_, frame, cfg_.transport.wire.control_bytes);
+    const int64_t bdp = bytes_in(rtt, net_.host(0).rate());
     threshold = Bytes(std::max<int64_t>(1, (bdp + frame - 1) / frame) * frame);
   }
   trim_threshold_ = threshold;

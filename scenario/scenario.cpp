@@ -414,6 +414,12 @@ void load_families(Section& top, ScenarioConfig& c, std::vector<Section>& fault_
   tr.finish();
   c.transport.wire.header_bytes =
       c.transport.kind->header_bytes(c.transport.config, c.transport.wire);
+  if (!tr.describing() && c.network.trim.enabled && !c.transport.kind->handles_trim()) {
+    tr.fail("kind", fmt::format("a transport that recovers trimmed packets (\"uet\") with "
+                                "network.trim.enabled = true; \"{}\" would take a trimmed "
+                                "header for a packet",
+                                c.transport.name()));
+  }
   auto sec = top.table("security", "encryption cost (docs/SECURITY.md)");
   c.security = choose(sec, "kind", "none", reg.security, "encryption");
   c.transport.wire.header_bytes += c.security.kind->header_bytes(c.security.config);

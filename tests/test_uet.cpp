@@ -236,7 +236,94 @@ TEST(Uet, ReliableModesRecoverRandomLoss) {
       EXPECT_TRUE(f.done) << mode;
       EXPECT_EQ(f.delivered, 2'000'000) << mode;
     }
-    EXPECT_GT(counter(r, "timeouts"), 0U) << mode;  // a lost packet is found by the timer
+    // RUD and RUDI find a lost packet by the timer; ROD by the gap it leaves (a NACK).
+    EXPECT_GT(counter(r, std::string(mode) == "rod" ? "nacks" : "timeouts"), 0U) << mode;
+  }
+}
+
+// A single 4 MB flow over 16 spines at 0.2 % loss per fabric link: each loss costs about one
+// timeout, not one per packet that follows it. Resends ask for an ACK at once (RETX), and the
+// window's last packet always carries an ACK request, so the PDC never idles until the timer
+// with data delivered but unacknowledged: the run takes at most the lossless time plus one
+// timeout per loss.
+TEST(Uet, EachRandomLossCostsAboutOneTimeout) {
+  const std::string flow = "[workload]\nkind = \"flows\"\n[[workload.flows]]\nsrc = 0\ndst = 16\n"
+                           "bytes = \"4MB\"\n";
+  fabsim::Run clean(load_scenario_text(fabric(32, 16, flow), "clean.toml"));
+  const RunResult a = execute_checked(clean);
+  fabsim::Run lossy(load_scenario_text(
+      fabric(32, 16, "[network.loss]\nprobability = 0.002\nlinks = \"fabric\"\n" + flow),
+      "lossy.toml"));
+  const RunResult b = execute_checked(lossy);
+  ASSERT_TRUE(a.flows[0].done && b.flows[0].done);
+  const uint64_t losses = b.ledger.total().dropped_total().packets;
+  ASSERT_GT(losses, 0U);
+  const Time rto = dynamic_cast<UetTransport&>(lossy.transport()).rto();
+  EXPECT_LE(counter(b, "timeouts"), 2 * losses);
+  EXPECT_LT(b.flows[0].fct(), a.flows[0].fct() + rto * static_cast<int64_t>(losses));
+}
+
+// A 16:1 incast with NSCC and trimming, nothing dropped: every trimmed packet is recovered by
+// its NACK, never by the timer. While a NACKed PSN is missing the receiver ACKs every arrival,
+// and a NACK carries the cumulative ACK, so a sender whose window is full of packets that
+// arrived learns of them and resends at once.
+TEST(Uet, IncastWithTrimmingNeedsNoTimer) {
+  for (const char* mode : {"rud", "rudi"}) {
+    const RunResult r = run_checked(load_scenario_text(
+        fabric(32, 16,
+               fmt::format("[transport.uet]\nmode = \"{}\"\n[network.trim]\n"
+                           "enabled = true\n[workload]\nkind = \"incast\"\nsenders = "
+                           "16\nbytes = \"1MB\"\nreceiver = 0\n",
+                           mode)),
+        "incast16.toml"));
+    EXPECT_TRUE(r.all_done) << mode;
+    EXPECT_GT(r.totals.trims, 0U) << mode;
+    EXPECT_EQ(r.ledger.total().dropped_total().packets, 0U) << mode;
+    EXPECT_EQ(counter(r, "timeouts"), 0U) << mode;
+    EXPECT_EQ(counter(r, "duplicates"), 0U) << mode;
+  }
+}
+
+// A permutation at 1 % loss per fabric link: the sender keeps new PSNs within the receiver's
+// reorder window of the oldest unacknowledged one, so nothing arrives beyond it.
+TEST(Uet, LossNeverPushesPsnsBeyondTheReceiverWindow) {
+  const RunResult r = run_checked(load_scenario_text(
+      fabric(32, 16,
+             "[network.loss]\nprobability = 0.01\nlinks = \"fabric\"\n[workload]\n"
+             "kind = \"permutation\"\nbytes = \"4MB\"\n"),
+      "perm.toml"));
+  EXPECT_TRUE(r.all_done);
+  EXPECT_GT(r.ledger.total().dropped_total().packets, 100U);
+  EXPECT_EQ(counter(r, "out_of_window"), 0U);
+}
+
+// Configurations that cannot work are refused at load, naming the key.
+TEST(Uet, RefusesTrimmingWithoutATransportThatRecoversIt) {
+  const std::string roce = R"(
+[topology]
+kind = "single_switch"
+hosts = 2
+[network.trim]
+enabled = true
+[transport]
+kind = "roce"
+)";
+  EXPECT_THROW(load_scenario_text(roce, "roce.toml"), ConfigError);
+  const std::string uud = R"(
+[topology]
+kind = "single_switch"
+hosts = 2
+[transport]
+kind = "uet"
+[transport.uet]
+mode = "uud"
+completion = "acked"
+)";
+  try {
+    load_scenario_text(uud, "uud.toml");
+    ADD_FAILURE() << "uud with completion = acked was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("completion"), std::string::npos) << e.what();
   }
 }
 
@@ -297,8 +384,8 @@ TEST(Uet, PersistentTrimmingWithoutCcStillCompletes) {
   for (int s = 1; s <= 8; ++s) {
     flows += fmt::format("[[workload.flows]]\nsrc = {}\ndst = 0\nbytes = 1001070\n", s + 15);
   }
-  const RunResult r = run_checked(
-      load_scenario_text(fabric(32, 2, "[network.trim]\nenabled = true\n" + flows), "trim8.toml"));
+  const RunResult r = run_checked(load_scenario_text(
+      fabric(32, 2, "cc = \"none\"\n[network.trim]\nenabled = true\n" + flows), "trim8.toml"));
   for (const auto& f : r.flows) {
     EXPECT_TRUE(f.done);
     EXPECT_EQ(f.delivered, 1001070);
@@ -470,8 +557,8 @@ trace = true
   const auto* late = dynamic_cast<const NsccCc*>(uet.pdc_cc(2, 0));
   ASSERT_NE(early, nullptr);
   ASSERT_NE(late, nullptr);
-  EXPECT_LT(late->base_rtt() - early->base_rtt(), 340e3) << early->base_rtt() << " "
-                                                         << late->base_rtt();
+  EXPECT_LT(late->base_rtt() - early->base_rtt(), 340e3)
+      << early->base_rtt() << " " << late->base_rtt();
   std::map<uint32_t, int64_t> bytes;
   for (const TraceEvent& e : r.trace) {
     if (e.kind == 'r' && e.time >= 1_ms && e.time < 4_ms) bytes[e.flow] += e.bytes;

@@ -38,6 +38,9 @@ class TransportKind {
   virtual int64_t header_bytes(const KindConfig& /*cfg*/, const WireConfig& wire) const {
     return wire.header_bytes;
   }
+  /// True when the kind's receivers recognise a trimmed header (Packet kTrimmed) and recover
+  /// its payload; `network.trim.enabled` is refused with any other kind.
+  virtual bool handles_trim() const { return false; }
 };
 
 /// `[transport]` keys every kind shares: payload, header and control frame sizes, class.

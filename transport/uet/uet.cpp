@@ -17,6 +17,7 @@ constexpr int64_t kUdpIpEthBytes = 46;  // Ethernet 14 + FCS 4 + IPv4 20 + UDP 8
 // Packet::flags bits (transport-owned 0x01..0x20).
 constexpr uint8_t kAckRequest = 0x01;  // data: the sender asks for an ACK now (AR)
 constexpr uint8_t kEndOfMessage = 0x02;
+constexpr uint8_t kRetransmit = 0x04;   // data: a resend (RETX); the receiver ACKs it at once
 constexpr uint8_t kEcnEcho = 0x01;      // ACK: the data that triggered it arrived with CE
 constexpr uint8_t kNackTrimmed = 0x02;  // NACK: for a trimmed packet
 constexpr uint8_t kNackRodGap = 0x04;   // NACK: ROD, the receiver expects this PSN
@@ -78,10 +79,13 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
 
   // Retransmissions and new data alike wait for room in the window (the CC throttles the
   // resends of trimmed packets too); one packet may always be in flight.
+  // New PSNs also stay within the receiver's reorder window of the oldest unacknowledged one
+  // (the spec's maximum PSN range), so nothing arrives beyond it.
   Time ready_at() const override {
     if (!sb_.has_retransmit()) {
       const uint64_t next = mode_ == PdsMode::kUud ? uud_next_ : sb_.nxt();
       if (next >= psn_end_) return Time::max();
+      if (mode_ != PdsMode::kUud && next - sb_.una() >= t_.window_packets_) return Time::max();
     }
     if (mode_ != PdsMode::kUud && sb_.in_flight_bytes() > 0 &&
         sb_.in_flight_bytes() + full_frame() > window_) {
@@ -117,19 +121,21 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     p->dport = kUetPort;
     p->tclass = tclass_;
     p->ecn = mode_ == PdsMode::kUud ? Ecn::kNotEct : Ecn::kEct;
-    p->flags = last ? kEndOfMessage : 0;
+    p->flags = static_cast<uint8_t>((last ? kEndOfMessage : 0) | (resend ? kRetransmit : 0));
     p->sent = now;
     if (mode_ != PdsMode::kUud) {
       sb_.sent(psn, now, p->size, p->payload, p->sport);
-      // Ask for an ACK when nothing more can follow soon: the backlog is empty or the window
-      // is full (REFERENCE.md §4.2, the AR flag).
-      if (!sb_.has_retransmit() &&
-          (sb_.nxt() >= psn_end_ || sb_.in_flight_bytes() + full_frame() > window_)) {
+      // Ask for an ACK when nothing more can follow soon: nothing left to send, or the window
+      // (or the PSN range) is full, resends waiting or not (REFERENCE.md §4.2, the AR flag).
+      const bool more = sb_.has_retransmit() || sb_.nxt() < psn_end_;
+      if (!more || sb_.in_flight_bytes() + full_frame() > window_ ||
+          sb_.nxt() - sb_.una() >= t_.window_packets_) {
         p->flags |= kAckRequest;
       }
       if (!rto_timer_.armed()) arm_rto();
     }
     t_.flows_.sent(m.flow, *p, now, resend);
+    if (mode_ == PdsMode::kUud && last) messages_.pop_front();  // nothing will acknowledge it
     last_send_ = now;
     sent_any_ = true;
     const int64_t wire = p->size + host_.port().link()->config().framing_bytes;
@@ -252,6 +258,8 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       }
       return;
     }
+    // The cumulative part first: what arrived in order before the gap frees the window.
+    const PdsScoreboard::Acked a = sb_.ack(p.get_ext_at<uint64_t, 0>(), 0, 0);
     const PdsScoreboard::Slot* s = sb_.slot(psn);
     if (s == nullptr) return;
     const uint16_t ev = s->ev;
@@ -260,7 +268,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     if (!sb_.nack(psn)) return;  // already acknowledged or queued
     ++t_.counters_.rtx_nack;
     entropy_.feedback(ev, now, EvFeedback::kNack);
-    NackSignal sig{now, Bytes(), Bytes(payload)};
+    NackSignal sig{now, Bytes(a.payload), Bytes(payload)};
     sig.trimmed = (p.flags & kNackTrimmed) != 0;
     sig.rtt = rtt;
     sig.in_flight = Bytes(sb_.in_flight_bytes());
@@ -359,14 +367,17 @@ class UetTransport::PdcReceiver : public Endpoint {
     if ((p->flags & kTrimmed) != 0) {
       ++t_.counters_.trims_seen;
       if (mode_ == PdsMode::kUud) {
-        // Nobody resends: the payload is lost. Account for it, as a loss at the receiver.
+        // Nobody resends: the payload is lost (the ledger counts it as trimmed).
       } else if (bitmap_.received(psn)) {
         send_ack(*p, psn, false);
-      } else if (mode_ == PdsMode::kRod) {
-        nack_gap(*p, now);
+      } else if (mode_ == PdsMode::kRod && psn != bitmap_.expected()) {
+        nack_gap(*p, now);  // a later PSN: the expected one is the gap to go back to
       } else {
         ++t_.counters_.trimmed_nacks;
         send_nack(*p, psn, kNackTrimmed);
+        // The trimmed packet asked for an ACK: what arrived before it must not wait for the
+        // timer (the ACK it would have triggered).
+        if ((p->flags & kAckRequest) != 0 && mode_ != PdsMode::kRod) send_ack(*p, psn, false);
       }
       sim_.pool().release(p);
       return;
@@ -403,8 +414,12 @@ class UetTransport::PdcReceiver : public Endpoint {
         // And at once for the PDC's first data packet (REFERENCE.md §4.2, as uet-htsim's sink):
         // its round trip, taken before the sender's own window has queued anything, is the
         // sender's first base-RTT sample.
-        if (mode_ == PdsMode::kRudi || ce || (p->flags & (kAckRequest | kEndOfMessage)) != 0 ||
-            r.advanced > 1 || !accepted_any_ || pending_bytes_ >= t_.cfg_.ack_every_bytes) {
+        // And at once for a resend, or while a NACKed PSN is still missing: the sender is
+        // recovering with a small window, and may be waiting for exactly this ACK to resend.
+        if (mode_ == PdsMode::kRudi || ce ||
+            (p->flags & (kAckRequest | kEndOfMessage | kRetransmit)) != 0 || r.advanced > 1 ||
+            !accepted_any_ || bitmap_.expected() < nacked_end_ ||
+            pending_bytes_ >= t_.cfg_.ack_every_bytes) {
           send_ack(*p, psn, ce);
         }
         accepted_any_ = true;
@@ -457,6 +472,8 @@ class UetTransport::PdcReceiver : public Endpoint {
     ++t_.counters_.nacks;
     Packet* p = control(data, PacketType::kNack, psn);
     p->flags = code;
+    p->set_ext_at<uint64_t, 0>(bitmap_.expected());  // the NACK carries the CACK too
+    if (code == kNackTrimmed && psn + 1 > nacked_end_) nacked_end_ = psn + 1;
     if (t_.flows_[data.flow].trace) t_.flows_.trace({sim_.now(), data.flow, 'n', psn, 0});
     host_.send_control(p);
   }
@@ -484,6 +501,7 @@ class UetTransport::PdcReceiver : public Endpoint {
   uint64_t highest_ = 0;
   bool seen_any_ = false;
   bool accepted_any_ = false;  // a data packet was placed (the first is ACKed at once)
+  uint64_t nacked_end_ = 0;    // one past the highest PSN NACKed for a trim
   bool nacked_ = false;
   uint64_t nack_psn_ = 0;
   Time nack_time_;
@@ -581,9 +599,7 @@ class UetKind final : public TransportKind {
                                   "PDS header bytes on every data packet (REFERENCE.md §4.2)");
     const int64_t ses = u.integer("ses_header_bytes", 44, 0, 256,
                                   "SES header bytes on every data packet [UNVERIFIED]");
-    if (env.wire.header_bytes == WireConfig{}.header_bytes) {
-      c.wire.header_bytes = kUdpIpEthBytes + pds + ses;  // unless transport.header_bytes is set
-    }
+    if (!s.has("header_bytes")) c.wire.header_bytes = kUdpIpEthBytes + pds + ses;
     c.ack_every_bytes =
         u.bytes("ack_every", Bytes(c.ack_every_bytes), Bytes(1), Bytes(int64_t{1} << 40),
                 "the receiver ACKs after this much payload (and at once on "
@@ -603,6 +619,9 @@ class UetKind final : public TransportKind {
                  "a message completes when its last byte arrives (delivered) or when the "
                  "sender holds every ACK (acked, as uet-htsim measures FCT)") == "acked";
     c.entropy = load_entropy_config(u);
+    if (!u.describing() && c.mode == PdsMode::kUud && c.complete_on_ack) {
+      u.fail("completion", "\"delivered\" with mode = \"uud\" (nothing acknowledges UUD)");
+    }
     u.finish();
     c.trimming = env.trimming;
     c.cc = load_cc(s, env, "nscc");
@@ -622,6 +641,7 @@ class UetKind final : public TransportKind {
     c.wire = wire;
     return std::make_unique<UetTransport>(net, flows, c);
   }
+  bool handles_trim() const override { return true; }
   int64_t header_bytes(const KindConfig& cfg, const WireConfig& /*wire*/) const override {
     return cfg.get<UetConfig>().wire.header_bytes;
   }
