@@ -9,6 +9,7 @@
 #include <array>    // INT hop records
 #include <cstdint>  // INT64_MAX
 
+#include "core/scheduler.h"
 #include "core/units.h"
 
 namespace fabsim {
@@ -166,5 +167,17 @@ class CongestionControl {
   /// Runs every internal timer due at or before `now`.
   virtual void on_timer(Time /*now*/) {}
 };
+
+/// Keeps a transport's one pending event for its CC's timers (CongestionControl::next_timer):
+/// cancels it when nothing is pending, re-arms it when the deadline moved.
+inline void rearm_cc_timer(const CongestionControl& cc, Timer& timer, Scheduler& s,
+                           EventTarget* target, uint32_t tag) {
+  const Time next = cc.next_timer();
+  if (next == Time::max()) {
+    timer.cancel();
+  } else if (!timer.armed() || timer.when() != next) {
+    timer.arm(s, target, tag, next);
+  }
+}
 
 }  // namespace fabsim

@@ -1,12 +1,15 @@
 // Shared test fixtures: a recording endpoint and packet construction.
 #pragma once
 
+#include <algorithm>  // min, max
+#include <map>        // bytes per flow
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "core/simulation.h"
 #include "net/host.h"
+#include "transport/flow.h"
 
 namespace fabsim::test {
 
@@ -48,6 +51,22 @@ class CountingNode : public Node {
   Simulation& sim_;
   std::string name_ = "sink";
 };
+
+/// Two flows' receive rates (Gb/s) over [from, to) from traced arrivals ('r' events) of flows
+/// 0 and 1, and how close they are.
+struct Shares {
+  double a = 0;
+  double b = 0;
+  double ratio() const { return std::min(a, b) / std::max(a, b); }
+};
+inline Shares shares(const std::vector<TraceEvent>& trace, Time from, Time to) {
+  std::map<uint32_t, int64_t> bytes;
+  for (const TraceEvent& e : trace) {
+    if (e.kind == 'r' && e.time >= from && e.time < to) bytes[e.flow] += e.bytes;
+  }
+  const double s = (to - from).sec_f();
+  return {static_cast<double>(bytes[0]) * 8 / s / 1e9, static_cast<double>(bytes[1]) * 8 / s / 1e9};
+}
 
 inline Packet* make_packet(Simulation& sim, uint32_t src, uint32_t dst, uint32_t size,
                            uint8_t tclass, uint32_t endpoint, uint64_t seq = 0) {

@@ -13,6 +13,7 @@
 #include "cc/swift/swift.h"
 #include "cc/timely/timely.h"
 #include "conserved.h"
+#include "helpers.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
 #include "transport/roce.h"
@@ -216,19 +217,8 @@ trace = true
                      cc, bytes);
 }
 
-struct Shares {
-  double a = 0;  // Gb/s of each flow over the window
-  double b = 0;
-  double ratio() const { return std::min(a, b) / std::max(a, b); }
-};
-
-Shares shares(Run& run, Time from, Time to) {
-  std::map<uint32_t, int64_t> bytes;
-  for (const TraceEvent& e : run.flows().trace_events()) {
-    if (e.kind == 'r' && e.time >= from && e.time < to) bytes[e.flow] += e.bytes;
-  }
-  const double s = (to - from).sec_f();
-  return {static_cast<double>(bytes[0]) * 8 / s / 1e9, static_cast<double>(bytes[1]) * 8 / s / 1e9};
+test::Shares shares(Run& run, Time from, Time to) {
+  return test::shares(run.flows().trace_events(), from, to);
 }
 
 // The queue towards the receiver (port 0 of the switch), max over [from, to).
@@ -252,7 +242,7 @@ TEST(HpccScenario, TwoToOneDrainsTheQueueAndSharesTheLink) {
   ASSERT_TRUE(r.flows[0].done && r.flows[1].done);
   EXPECT_GT(max_queue(r, 100_us, 130_us), 20'000);     // the join builds a queue...
   EXPECT_LT(max_queue(r, 140_us, 2500_us), 3 * 4200);  // ...gone within ~8 round trips
-  const Shares s = shares(run, 1000_us, 2500_us);
+  const test::Shares s = shares(run, 1000_us, 2500_us);
   EXPECT_GT(s.ratio(), 0.93) << s.a << " " << s.b;
   EXPECT_NEAR(s.a + s.b, 0.95 * 100 * 4096.0 / (4096 + 62 + 42 + 20), 1.5);  // eta of the line
   // The INT stack holds one record per hop: one switch on the path.
@@ -274,7 +264,7 @@ TEST(DelayScenario, TimelyAndSwiftShareTheLink) {
     fabsim::Run run(load_scenario_text(two_to_one(cc, "100MB"), "d.toml"));
     const RunResult r = execute_checked(run);
     ASSERT_TRUE(r.flows[0].done && r.flows[1].done) << cc;
-    const Shares s = shares(run, 1000_us, 13000_us);
+    const test::Shares s = shares(run, 1000_us, 13000_us);
     EXPECT_GT(s.ratio(), 0.95) << cc << ": " << s.a << " " << s.b;
   }
 }

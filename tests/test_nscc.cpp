@@ -8,6 +8,7 @@
 
 #include "cc/nscc/nscc.h"
 #include "conserved.h"
+#include "helpers.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
 #include "transport/roce.h"
@@ -425,17 +426,9 @@ TEST(NsccScenario, TwoFlowsShareTheBottleneck) {
   fabsim::Run run(load_scenario_text(two_to_one_nscc(), "n.toml"));
   const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.flows[0].done && r.flows[1].done);
-  std::map<uint32_t, int64_t> bytes;
-  const Time from = 1000_us;
-  const Time to = 4000_us;
-  for (const TraceEvent& e : run.flows().trace_events()) {
-    if (e.kind == 'r' && e.time >= from && e.time < to) bytes[e.flow] += e.bytes;
-  }
-  const double s = (to - from).sec_f();
-  const double a = static_cast<double>(bytes[0]) * 8 / s / 1e9;
-  const double b = static_cast<double>(bytes[1]) * 8 / s / 1e9;
-  EXPECT_GT(std::min(a, b) / std::max(a, b), 0.95) << a << " " << b;
-  EXPECT_GT(a + b, 90.0) << a << " " << b;  // the link stays busy
+  const test::Shares sh = test::shares(run.flows().trace_events(), 1000_us, 4000_us);
+  EXPECT_GT(sh.ratio(), 0.95) << sh.a << " " << sh.b;
+  EXPECT_GT(sh.a + sh.b, 90.0) << sh.a << " " << sh.b;  // the link stays busy
 }
 
 // While both send, each window settles below maxwnd (NSCC regulates; the cap does not) and the

@@ -14,6 +14,7 @@
 
 #include "cc/nscc/nscc.h"
 #include "conserved.h"
+#include "helpers.h"
 #include "net/switch.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
@@ -506,13 +507,10 @@ trace = true
 )";
   fabsim::Run run(load_scenario_text(scenario, "fair.toml"));
   const RunResult r = execute_checked(run);
-  std::map<uint32_t, int64_t> bytes;
-  for (const TraceEvent& e : r.trace) {
-    if (e.kind == 'r' && e.time >= 1_ms && e.time < 4_ms) bytes[e.flow] += e.bytes;
-  }
-  const double a = static_cast<double>(bytes[0]) * 8 / 3e-3 / 1e9;
-  const double b = static_cast<double>(bytes[1]) * 8 / 3e-3 / 1e9;
-  EXPECT_GT(std::min(a, b) / std::max(a, b), 0.95) << a << " " << b;
+  const test::Shares sh = test::shares(r.trace, 1_ms, 4_ms);
+  const double a = sh.a;
+  const double b = sh.b;
+  EXPECT_GT(sh.ratio(), 0.95) << a << " " << b;
   EXPECT_GT(a + b, 90.0);
 }
 
@@ -559,13 +557,8 @@ trace = true
   ASSERT_NE(late, nullptr);
   EXPECT_LT(late->base_rtt() - early->base_rtt(), 340e3)
       << early->base_rtt() << " " << late->base_rtt();
-  std::map<uint32_t, int64_t> bytes;
-  for (const TraceEvent& e : r.trace) {
-    if (e.kind == 'r' && e.time >= 1_ms && e.time < 4_ms) bytes[e.flow] += e.bytes;
-  }
-  const double a = static_cast<double>(bytes[0]);
-  const double b = static_cast<double>(bytes[1]);
-  EXPECT_GT(std::min(a, b) / std::max(a, b), 0.55) << a << " " << b;
+  const test::Shares sh = test::shares(r.trace, 1_ms, 4_ms);
+  EXPECT_GT(sh.ratio(), 0.55) << sh.a << " " << sh.b;
 }
 
 // NSCC, 32:1 incast from two other leaves with trimming: nothing is dropped, the receiver's

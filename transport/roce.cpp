@@ -371,12 +371,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
       gap_rate_ = rate;
       gap_wire_ = last_wire_;
     }
-    const Time next = cc_->next_timer();
-    if (next == Time::max()) {
-      cc_timer_.cancel();
-    } else if (!cc_timer_.armed() || cc_timer_.when() != next) {
-      cc_timer_.arm(sim_.scheduler(), this, kCc, next);
-    }
+    rearm_cc_timer(*cc_, cc_timer_, sim_.scheduler(), this, kCc);
     if (kick) wake();
   }
 

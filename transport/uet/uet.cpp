@@ -312,12 +312,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   void cc_changed(bool kick) {
     read_output();
     if (sent_any_) gap_ = serialization_delay(last_wire_, rate_);
-    const Time next = cc_->next_timer();
-    if (next == Time::max()) {
-      cc_timer_.cancel();
-    } else if (!cc_timer_.armed() || cc_timer_.when() != next) {
-      cc_timer_.arm(sim_.scheduler(), this, kCc, next);
-    }
+    rearm_cc_timer(*cc_, cc_timer_, sim_.scheduler(), this, kCc);
     if (kick) wake();
   }
 
