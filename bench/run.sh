@@ -26,3 +26,5 @@ count bench/scenarios/permutation-128.toml
 echo "== callgrind: RoCE at 1 % loss per link, go-back-N and IRN (issue 15)"
 count bench/scenarios/permutation-128-lossy-gbn.toml
 count bench/scenarios/permutation-128-lossy-irn.toml
+echo "== callgrind: Ultra Ethernet RUD + NSCC + trimming (issue 17)"
+count bench/scenarios/permutation-128-uet.toml
