@@ -35,6 +35,14 @@ template <typename T> class Ring {
     head_ = (head_ + 1) & (cap_ - 1);
     --count_;
   }
+  T& back() {
+    FABSIM_ASSERT(count_ > 0);
+    return buf_[(head_ + count_ - 1) & (cap_ - 1)];
+  }
+  void pop_back() {
+    FABSIM_ASSERT(count_ > 0);
+    --count_;
+  }
   void clear() {
     head_ = 0;
     count_ = 0;

@@ -23,10 +23,12 @@ namespace fabsim {
 class EgressPort;
 
 enum class Admission : uint8_t {
-  kAdmit,  // join the queue (if the buffer has room; else a buffer drop)
-  kDrop,   // drop, counted as a hook drop
-  kTrim,   // cut to the header bytes and join the control class (no buffer charge)
-  kMark,   // set CE if the packet is ECN-capable, then as kAdmit
+  kAdmit,     // join the queue (if the buffer has room; else a buffer drop)
+  kDrop,      // drop, counted as a hook drop
+  kTrim,      // cut to the header bytes and join the control class (no buffer charge)
+  kMark,      // set CE if the packet is ECN-capable, then as kAdmit
+  kTrimTail,  // trim the last packet queued in this class instead (if it is untrimmed data;
+              // else trim the arriving one), then admit the arriving one as kAdmit
 };
 
 class AdmissionHook {

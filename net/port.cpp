@@ -43,6 +43,16 @@ void EgressPort::kick() {
   if (Packet* p = select()) start(p);
 }
 
+Packet* EgressPort::take_trimmable_tail(uint8_t cls) {
+  if (q_[cls].empty()) return nullptr;
+  Packet* p = q_[cls].back();
+  if (!is_data(p->type) || (p->flags & kTrimmed) != 0 || p->payload == 0) return nullptr;
+  q_[cls].pop_back();
+  bytes_[cls] -= p->size;
+  if (q_[cls].empty()) nonempty_ = static_cast<uint8_t>(nonempty_ & ~(1U << cls));
+  return p;
+}
+
 Packet* EgressPort::pop(uint8_t cls) {
   Packet* p = q_[cls].front();
   q_[cls].pop_front();
@@ -98,6 +108,7 @@ void EgressPort::start(Packet* p) {
   const Time ser = link_->serialization(*p);
   busy_ += ser;
   tx_end_ = sim_.now() + ser;
+  tx_size_ = p->size;
   ++counters_.tx_packets;
   counters_.tx_bytes += p->size;
   if (is_data(p->type)) ++counters_.tx_data_packets;

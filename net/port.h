@@ -74,6 +74,11 @@ class EgressPort : public EventTarget {
   /// Bytes queued in every class.
   int64_t total_queued_bytes() const { return data_queued_bytes() + bytes_[kControlClass]; }
   size_t queued_packets(uint8_t cls) const { return q_[cls].size(); }
+  /// Frame bytes of the frame being serialized (0 when idle).
+  int64_t on_wire_bytes() const { return busy() ? tx_size_ : 0; }
+  /// Removes and returns the last packet queued in class `cls` if it is data with a payload
+  /// not yet trimmed (the switch trims it), else null.
+  Packet* take_trimmable_tail(uint8_t cls);
   Link* link() const { return link_; }
   uint16_t index() const { return index_; }
   /// Time spent transmitting up to `now`, including the part of a frame on the wire.
@@ -109,9 +114,10 @@ class EgressPort : public EventTarget {
   std::array<Time, kNumClasses> pause_until_{};
   std::array<Time, kNumClasses> paused_since_{};
   Timer pause_timer_;
-  Time tx_end_;     // the frame being serialized ends then (free from then on)
-  Timer tx_timer_;  // kTxDone: armed for tx_end_ when something may wait for the wire
-  Time busy_;       // serialization time of every frame started
+  Time tx_end_;          // the frame being serialized ends then (free from then on)
+  int64_t tx_size_ = 0;  // its frame bytes
+  Timer tx_timer_;       // kTxDone: armed for tx_end_ when something may wait for the wire
+  Time busy_;            // serialization time of every frame started
   PortCounters counters_;
 };
 

@@ -260,7 +260,7 @@ void Switch::inject(Packet* p, uint16_t out) {
     egress.enqueue(p);
     return;
   }
-  const bool room = buffer_admits(in, *p, &egress);
+  bool room = buffer_admits(in, *p, &egress);
   if (AdmissionHook* h = egress.admission_hook(p->tclass)) [[unlikely]] {
     switch (h->on_enqueue(*p, egress, room)) {
       case Admission::kAdmit:
@@ -277,10 +277,17 @@ void Switch::inject(Packet* p, uint16_t out) {
         sim_.drop(p, DropCause::kAdmission);
         return;
       case Admission::kTrim:
-        sim_.ledger().trim(*p);
-        trim_to_header(*p);
-        ++egress.counters().trims;
-        egress.enqueue(p);  // control class: no buffer charge, strict priority
+        trim(egress, p);
+        return;
+      case Admission::kTrimTail:
+        if (Packet* tail = egress.take_trimmable_tail(p->tclass)) {
+          credit(tail->in_port, *tail);  // it leaves the buffer as if sent
+          if (lossless(tail->tclass)) check_xon(tail->in_port, tail->tclass);
+          trim(egress, tail);
+          room = buffer_admits(in, *p, &egress);
+          break;
+        }
+        trim(egress, p);
         return;
     }
   }
@@ -291,6 +298,15 @@ void Switch::inject(Packet* p, uint16_t out) {
     return;
   }
   accept(in, *p);
+  egress.enqueue(p);
+}
+
+// Cuts `p` to its header and sends it on in the control class (no buffer charge, strict
+// priority); the ledger counts the payload as trimmed.
+void Switch::trim(EgressPort& egress, Packet* p) {
+  sim_.ledger().trim(*p);
+  trim_to_header(*p);
+  ++egress.counters().trims;
   egress.enqueue(p);
 }
 

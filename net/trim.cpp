@@ -8,8 +8,10 @@ namespace fabsim {
 Admission TrimHook::on_enqueue(const Packet& p, const EgressPort& port, bool buffer_ok) {
   if (!is_data(p.type) || (p.flags & kTrimmed) != 0 || p.payload == 0) return Admission::kAdmit;
   if (!buffer_ok) return cfg_.trim_on_overflow ? Admission::kTrim : Admission::kAdmit;
-  const int64_t after = port.queued_bytes(p.tclass) + static_cast<int64_t>(p.size);
-  return after > cfg_.threshold.count() ? Admission::kTrim : Admission::kAdmit;
+  const int64_t after = port.queued_bytes(p.tclass) + static_cast<int64_t>(p.size) +
+                        (cfg_.count_on_wire ? port.on_wire_bytes() : 0);
+  if (after <= cfg_.threshold.count()) return Admission::kAdmit;
+  return cfg_.random_victim && rng_.bernoulli(0.5) ? Admission::kTrimTail : Admission::kTrim;
 }
 
 }  // namespace fabsim

@@ -7,6 +7,7 @@
 
 #include <cstdint>  // counters
 
+#include "core/rng.h"
 #include "core/units.h"
 #include "net/hooks.h"
 
@@ -20,14 +21,22 @@ class TrimHook final : public AdmissionHook {
     Bytes threshold = Bytes(64 * 1024);
     /// Also trim (rather than drop) when the shared buffer refuses the packet.
     bool trim_on_overflow = true;
+    /// Count the frame being serialized in the queue (uet-htsim keeps it in its queue until
+    /// it has left).
+    bool count_on_wire = false;
+    /// Trim, with probability 1/2, the last packet queued instead of the arriving one (uet-htsim's
+    /// CompositeQueue) [code: uet-htsim]; false: always the arriving one.
+    bool random_victim = false;
   };
-  explicit TrimHook(const Config& cfg) : cfg_(cfg) {}
+  TrimHook(const Config& cfg, Rng rng) : cfg_(cfg), rng_(rng) {}
+  explicit TrimHook(const Config& cfg) : cfg_(cfg), rng_(0, 0) {}
   /// Data packets not yet trimmed are trimmed over the threshold; anything else is admitted
   /// (and dropped by the switch if the buffer has no room).
   Admission on_enqueue(const Packet& p, const EgressPort& port, bool buffer_ok) override;
 
  private:
   Config cfg_;
+  Rng rng_;  // the coin of random_victim
 };
 
 }  // namespace fabsim

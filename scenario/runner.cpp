@@ -74,12 +74,17 @@ void Run::install_trim() {
   trim_threshold_ = threshold;
   for (size_t i = 0; i < net_.switch_count(); ++i) {
     Switch& sw = net_.sw(i);
-    TrimHook::Config fabric{threshold, t.on_overflow};
-    TrimHook::Config last{
-        Bytes(static_cast<int64_t>(static_cast<double>(threshold.count()) * t.last_hop_factor)),
-        t.on_overflow};
-    auto& up = sw.adopt_hook(std::make_unique<TrimHook>(fabric));
-    auto& down = sw.adopt_hook(std::make_unique<TrimHook>(last));
+    TrimHook::Config fabric{threshold, t.on_overflow, t.count_on_wire, t.random_victim};
+    TrimHook::Config last = fabric;
+    last.threshold =
+        Bytes(static_cast<int64_t>(static_cast<double>(threshold.count()) * t.last_hop_factor));
+    // Each hook draws its coin from its own stream (switch i, hook 0 or 1), apart from the
+    // switch's own (kSwitch, i).
+    const uint64_t stream = (uint64_t{1} << 40) | (2 * i);
+    auto& up = sw.adopt_hook(
+        std::make_unique<TrimHook>(fabric, sim_.rng(stream_id(StreamKind::kSwitch, stream))));
+    auto& down = sw.adopt_hook(
+        std::make_unique<TrimHook>(last, sim_.rng(stream_id(StreamKind::kSwitch, stream + 1))));
     for (size_t port = 0; port < sw.port_count(); ++port) {
       const auto p16 = static_cast<uint16_t>(port);
       AdmissionHook* h = host_port(static_cast<uint32_t>(i), p16) ? &down : &up;

@@ -215,6 +215,11 @@ void load_network(Section& s, NetworkConfig& n) {
                                   "1.5; uet-htsim: 1.0)");
   n.trim.on_overflow = t.boolean("on_overflow", n.trim.on_overflow,
                                  "trim rather than drop when the shared buffer is full");
+  n.trim.count_on_wire = t.boolean("count_on_wire", n.trim.count_on_wire,
+                                   "count the frame being serialized in the queue (uet-htsim)");
+  n.trim.random_victim = t.boolean("random_victim", n.trim.random_victim,
+                                   "trim the arriving or the last queued packet with probability "
+                                   "1/2 each (uet-htsim); false: always the arriving one");
   t.finish();
   auto l = s.table("loss", "link loss model (docs/FAULTS.md \"Loss models\"); PFC frames exempt");
   load_loss(l, has_loss_probability, loss_probability, n);

@@ -42,6 +42,8 @@ struct NetworkConfig {
     Bytes threshold;               // 0 = one BDP: NIC rate x the fabric's longest base round trip
     double last_hop_factor = 1.5;  // threshold multiplier on ToR ports towards hosts
     bool on_overflow = true;       // trim, not drop, when the shared buffer is full
+    bool count_on_wire = false;    // the frame being serialized counts in the queue
+    bool random_victim = false;    // trim the arrival or the last queued packet, at random
   } trim;
 };
 

@@ -143,6 +143,60 @@ TEST(Trim, OverThresholdTheHeaderGoesAhead) {
   EXPECT_EQ(t.sim.pool().live(), 0U);
 }
 
+// A hook that always asks to trim the last queued packet instead of the arrival.
+class TrimTailHook final : public AdmissionHook {
+ public:
+  Admission on_enqueue(const Packet& /*p*/, const EgressPort& /*port*/, bool /*ok*/) override {
+    return Admission::kTrimTail;
+  }
+};
+
+// kTrimTail (uet-htsim's choice, network.trim.random_victim): the last queued data packet is
+// cut to its header and leaves the buffer; the arrival takes its place in the queue. With
+// nothing queued to trim, the arrival itself is trimmed.
+TEST(Trim, TrimTailCutsTheLastQueuedPacketAndAdmitsTheArrival) {
+  Bench t(no_ecn());
+  t.down().apply_pause(1, 65535);
+  t.inject(t.make(1, 0));
+  t.inject(t.make(1, 1));
+  EXPECT_EQ(t.sw().buffer_used(), 2 * int64_t{kFrame});
+  t.sw().set_admission_hook(0, 1, &t.sw().adopt_hook(std::make_unique<TrimTailHook>()));
+  t.inject(t.make(1, 2));
+  EXPECT_EQ(t.down().counters().trims, 1U);
+  EXPECT_EQ(t.down().queued_packets(1), 2U);  // PSN 0 and the arrival, PSN 2
+  EXPECT_EQ(t.sw().buffer_used(), 2 * int64_t{kFrame});
+  t.sim.run(10_us);
+  ASSERT_EQ(t.sink.arrivals.size(), 1U);  // the header goes first, at strict priority
+  EXPECT_EQ(t.sink.arrivals[0].seq, 1U);
+  EXPECT_EQ(t.sink.arrivals[0].flags & kTrimmed, kTrimmed);
+  t.down().apply_pause(1, 0);
+  t.sim.run();
+  ASSERT_EQ(t.sink.arrivals.size(), 3U);
+  EXPECT_EQ(t.sink.arrivals[1].seq, 0U);
+  EXPECT_EQ(t.sink.arrivals[2].seq, 2U);
+  EXPECT_EQ(t.sink.arrivals[2].flags & kTrimmed, 0);
+  EXPECT_EQ(t.sim.ledger().close(t.sim.pool()).total().trimmed_bytes, uint64_t{kPayload});
+  EXPECT_EQ(t.sw().buffer_used(), 0);
+  t.net.finish();
+  EXPECT_EQ(t.sim.pool().live(), 0U);
+}
+
+// count_on_wire: the frame being serialized counts in the queue. Threshold two frames; one on
+// the wire and one queued: without it the next one fits, with it it is trimmed.
+TEST(Trim, CountOnWireIncludesTheFrameBeingSent) {
+  for (const bool on_wire : {false, true}) {
+    Bench t(no_ecn());
+    TrimHook::Config tc;
+    tc.threshold = Bytes(2 * kFrame);
+    tc.count_on_wire = on_wire;
+    t.sw().set_admission_hook(0, 1, &t.sw().adopt_hook(std::make_unique<TrimHook>(tc)));
+    for (uint64_t s = 0; s < 3; ++s) t.inject(t.make(1, s));  // 0 goes on the wire at once
+    EXPECT_EQ(t.down().counters().trims, on_wire ? 1U : 0U) << on_wire;
+    t.sim.run();
+    t.net.finish();
+  }
+}
+
 // A buffer of 3 frames with PFC off: the third packet's queue would exceed alpha x free bytes.
 SwitchConfig tiny_buffer() {
   SwitchConfig sw = no_ecn();

@@ -16,7 +16,9 @@ Each matrix line "a->b id n start t size s" becomes a fabsim flow from a to b of
 
 Both sides: 100 Gb/s and 1 us on every link, MTU 4,150 B (4,086 B payload + 64 B header), 64 B
 control frames, no preamble/gap on the wire (htsim has none), no PFC, trimming at one BDP of
-queue (htsim's rounding to whole MTUs), ECN at 20 % / 80 % of it with probability 1 at the top,
+queue (htsim's rounding to whole MTUs) counting the frame on the wire and trimming the arriving
+or the last queued packet at random (htsim's queue), ECN at 20 % / 80 % of it with probability
+1 at the top,
 NSCC with htsim's derived parameters, the "mixed" entropy selection over 64 entropies, RUD, and
 FCT measured at the sender when the last ACK arrives (htsim's "finished at" - "starting at").
 htsim is run with -end 100000 (us) -seed 1. Wall time and peak RSS come from /usr/bin/time.
@@ -65,6 +67,7 @@ def fabsim_toml(name, matrix, topo, trim, kmin, kmax):
              "[network.pfc]", "enabled = false",
              "[network.ecn]", "enabled = true", f"kmin = {kmin}", f"kmax = {kmax}", "pmax = 1.0",
              "[network.trim]", "enabled = true", f"threshold = {trim}", "last_hop_factor = 1.0",
+             "count_on_wire = true", "random_victim = true",
              "[transport]", 'kind = "uet"', "payload = 4086", "header_bytes = 64",
              "control_bytes = 64",
              "[transport.uet]", 'mode = "rud"', 'completion = "acked"',

@@ -403,7 +403,7 @@ class UetTransport::PdcReceiver : public Endpoint {
       case ReorderBitmap::Arrival::kInOrder:
       case ReorderBitmap::Arrival::kOutOfOrder:
         deliver(p->flow, p->payload, now);
-        pending_bytes_ += p->payload;
+        pending_bytes_ += p->size;  // frame bytes, as uet-htsim counts them [code: uec.cpp]
         // At once also when this arrival filled a hole (the cumulative point jumped): the
         // sender may be waiting on exactly that PSN, and nothing else may follow to carry it.
         // And at once for the PDC's first data packet (REFERENCE.md §4.2, as uet-htsim's sink):
@@ -597,7 +597,7 @@ class UetKind final : public TransportKind {
     if (!s.has("header_bytes")) c.wire.header_bytes = kUdpIpEthBytes + pds + ses;
     c.ack_every_bytes =
         u.bytes("ack_every", Bytes(c.ack_every_bytes), Bytes(1), Bytes(int64_t{1} << 40),
-                "the receiver ACKs after this much payload (and at once on "
+                "the receiver ACKs after this many frame bytes (and at once on "
                 "ECN, a duplicate, an ACK request or a message's end)")
             .count();
     c.rto = u.time("rto", c.rto,

@@ -43,7 +43,7 @@ struct UetConfig {
   WireConfig wire;
   PdsMode mode = PdsMode::kRud;
   EntropyConfig entropy;
-  /// The receiver ACKs once this many payload bytes arrived since its last ACK (and at once on
+  /// The receiver ACKs once this many frame bytes arrived since its last ACK (and at once on
   /// the PDC's first data packet, ECN, a duplicate, an ACK request, the end of a message, or an
   /// arrival that fills a hole). 16 KiB (REFERENCE.md §4.2).
   int64_t ack_every_bytes = 16384;
