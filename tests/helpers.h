@@ -52,6 +52,42 @@ class CountingNode : public Node {
   std::string name_ = "sink";
 };
 
+/// A 2:1 bottleneck: hosts 1 and 2 each send `bytes` to host 0 through one 100G switch, 1 us
+/// links, PFC off, the second flow starting 100 us after the first, every arrival traced.
+/// `tables` adds the scenario's own TOML tables ([transport], [network.ecn], ...); `output`
+/// adds keys to [output].
+inline std::string two_to_one_toml(const std::string& tables, const std::string& bytes,
+                                   const std::string& output = "") {
+  return R"(
+[simulation]
+stop_time = "100ms"
+[topology]
+kind = "single_switch"
+hosts = 3
+nic_rate = "100Gbps"
+host_link_delay = "1us"
+[network.pfc]
+enabled = false
+)" + tables +
+         R"(
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 1
+dst = 0
+bytes = ")" +
+         bytes + R"("
+[[workload.flows]]
+src = 2
+dst = 0
+bytes = ")" +
+         bytes + R"("
+start = "100us"
+[output]
+trace = true
+)" + output;
+}
+
 /// Two flows' receive rates (Gb/s) over [from, to) from traced arrivals ('r' events) of flows
 /// 0 and 1, and how close they are.
 struct Shares {

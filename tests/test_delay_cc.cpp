@@ -184,37 +184,9 @@ TEST(Swift, RetransmissionsCutOncePerRoundTripThenReset) {
 // starts 100 us after the first. Queue at the switch port towards the receiver sampled every
 // 2 us; every packet traced.
 std::string two_to_one(const std::string& cc, const std::string& bytes) {
-  return fmt::format(R"(
-[simulation]
-stop_time = "100ms"
-[topology]
-kind = "single_switch"
-hosts = 3
-nic_rate = "100Gbps"
-host_link_delay = "1us"
-[network.pfc]
-enabled = false
-[transport]
-kind = "roce"
-payload = "4KiB"
-cc = "{0}"
-[workload]
-kind = "flows"
-[[workload.flows]]
-src = 1
-dst = 0
-bytes = "{1}"
-[[workload.flows]]
-src = 2
-dst = 0
-bytes = "{1}"
-start = "100us"
-[output]
-sample_interval = "2us"
-sample_ports = "downlinks"
-trace = true
-)",
-                     cc, bytes);
+  return test::two_to_one_toml(
+      fmt::format("[transport]\nkind = \"roce\"\npayload = \"4KiB\"\ncc = \"{}\"\n", cc), bytes,
+      "sample_interval = \"2us\"\nsample_ports = \"downlinks\"\n");
 }
 
 test::Shares shares(Run& run, Time from, Time to) {

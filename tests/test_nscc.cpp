@@ -388,16 +388,7 @@ TEST(Nscc, WithoutReceivedBytes) {
 // links, no PFC; RED marks as htsim does (20 % to 80 % of a ~59 KB BDP, probability 1 at the
 // top); the second flow starts 100 us after the first.
 std::string two_to_one_nscc() {
-  return R"(
-[simulation]
-stop_time = "100ms"
-[topology]
-kind = "single_switch"
-hosts = 3
-nic_rate = "100Gbps"
-host_link_delay = "1us"
-[network.pfc]
-enabled = false
+  return test::two_to_one_toml(R"(
 [network.ecn]
 kmin = "12KB"
 kmax = "47KB"
@@ -406,20 +397,8 @@ pmax = 1.0
 kind = "roce"
 payload = "4KiB"
 cc = "nscc"
-[workload]
-kind = "flows"
-[[workload.flows]]
-src = 1
-dst = 0
-bytes = "60MB"
-[[workload.flows]]
-src = 2
-dst = 0
-bytes = "60MB"
-start = "100us"
-[output]
-trace = true
-)";
+)",
+                               "60MB");
 }
 
 TEST(NsccScenario, TwoFlowsShareTheBottleneck) {

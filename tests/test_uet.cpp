@@ -473,16 +473,7 @@ at = "100us"
 // fabric's longest, it depends on each flow's smallest RTT sample (docs/VALIDATION.md "NSCC
 // fairness", an open gap against uet-htsim).
 TEST(Uet, NsccSharesABottleneckEqually) {
-  const std::string scenario = R"(
-[simulation]
-stop_time = "100ms"
-[topology]
-kind = "single_switch"
-hosts = 3
-nic_rate = "100Gbps"
-host_link_delay = "1us"
-[network.pfc]
-enabled = false
+  const std::string scenario = test::two_to_one_toml(R"(
 [network.ecn]
 enabled = true
 kmin = "12KB"
@@ -491,20 +482,8 @@ pmax = 1.0
 [transport]
 kind = "uet"
 payload = 4086
-[workload]
-kind = "flows"
-[[workload.flows]]
-src = 1
-dst = 0
-bytes = "60MB"
-[[workload.flows]]
-src = 2
-dst = 0
-bytes = "60MB"
-start = "100us"
-[output]
-trace = true
-)";
+)",
+                                                     "60MB");
   fabsim::Run run(load_scenario_text(scenario, "fair.toml"));
   const RunResult r = execute_checked(run);
   const test::Shares sh = test::shares(r.trace, 1_ms, 4_ms);
