@@ -583,6 +583,51 @@ kind = "flows"
   EXPECT_LT(last.us_f(), 1.2 * ideal_us) << "ideal " << ideal_us << " us";
 }
 
+// PDC setup and teardown (REFERENCE.md §4.2). Two 100 kB messages from host 0 to host 16; the
+// second starts at `second` us.
+RunResult two_messages(const std::string& second, const std::string& uet_keys) {
+  const std::string flows = fmt::format(
+      "[transport.uet]\n{}\n[workload]\nkind = \"flows\"\n[[workload.flows]]\nsrc = 0\ndst = 16\n"
+      "bytes = \"100kB\"\n[[workload.flows]]\nsrc = 0\ndst = 16\nbytes = \"100kB\"\n"
+      "start = \"{}us\"\n",
+      uet_keys, second);
+  return run_checked(load_scenario_text(fabric(32, 2, flows), "pdc.toml"));
+}
+
+// Setup costs no round trip: a message on a new PDC (the old one closed after 100 us idle)
+// takes exactly as long as the first did. The Close and its answer are two control frames.
+TEST(Uet, AnIdlePdcClosesAndTheNextMessageOpensANewOneWithoutARoundTrip) {
+  const RunResult r = two_messages("500", "");
+  ASSERT_TRUE(r.flows[0].done && r.flows[1].done);
+  EXPECT_EQ(counter(r, "pdcs"), 2U);
+  EXPECT_EQ(counter(r, "pdc_closes"), 1U);
+  EXPECT_EQ(counter(r, "stale"), 0U);
+  EXPECT_EQ(r.flows[1].fct(), r.flows[0].fct());
+  // Kept open, the same second message costs the same, on one PDC.
+  const RunResult open = two_messages("500", "pdc_close = false");
+  EXPECT_EQ(counter(open, "pdcs"), 1U);
+  EXPECT_EQ(counter(open, "pdc_closes"), 0U);
+  EXPECT_EQ(open.flows[1].fct(), r.flows[1].fct());
+}
+
+// A message posted while the Close is on its way waits for the answer: it starts at most one
+// round trip (plus the control frames' serialisation) late.
+TEST(Uet, AMessagePostedDuringTheCloseWaitsForItsAnswer) {
+  const RunResult first = two_messages("5000", "close_after = \"0us\"");
+  ASSERT_TRUE(first.flows[0].done);
+  // The sender goes idle when the last ACK returns, about 4 us after the last delivery.
+  const double second = first.flows[0].end.us_f() + 5.0;
+  const RunResult closing = two_messages(fmt::format("{:.3f}", second), "close_after = \"0us\"");
+  const RunResult open =
+      two_messages(fmt::format("{:.3f}", second), "close_after = \"0us\"\npdc_close = false");
+  ASSERT_TRUE(closing.flows[1].done && open.flows[1].done);
+  EXPECT_EQ(counter(closing, "pdc_closes"), 1U);
+  EXPECT_EQ(counter(closing, "pdcs"), 2U);
+  const Time late = closing.flows[1].fct() - open.flows[1].fct();
+  EXPECT_GT(late, Time());
+  EXPECT_LT(late, Time::us(10));  // 8 us of fabric round trip plus two 64 B frames
+}
+
 // Same seed, same results, in every mode.
 TEST(Uet, Deterministic) {
   for (const char* mode : {"rud", "rod", "rudi", "uud"}) {

@@ -70,7 +70,7 @@ def fabsim_toml(name, matrix, topo, trim, kmin, kmax):
              "count_on_wire = true", "random_victim = true",
              "[transport]", 'kind = "uet"', "payload = 4086", "header_bytes = 64",
              "control_bytes = 64",
-             "[transport.uet]", 'mode = "rud"', 'completion = "acked"',
+             "[transport.uet]", 'mode = "rud"', 'completion = "acked"', "pdc_close = false",
              "[workload]", 'kind = "flows"']
     for line in matrix.read_text().splitlines():
         m = re.match(r"\s*(\d+)->(\d+)\s+id\s+\d+\s+start\s+(\d+)\s+size\s+(\d+)", line)

@@ -18,6 +18,7 @@ constexpr int64_t kUdpIpEthBytes = 46;  // Ethernet 14 + FCS 4 + IPv4 20 + UDP 8
 constexpr uint8_t kAckRequest = 0x01;  // data: the sender asks for an ACK now (AR)
 constexpr uint8_t kEndOfMessage = 0x02;
 constexpr uint8_t kRetransmit = 0x04;   // data: a resend (RETX); the receiver ACKs it at once
+constexpr uint8_t kSyn = 0x08;          // data: the PDC is being set up (no ACK seen yet)
 constexpr uint8_t kEcnEcho = 0x01;      // ACK: the data that triggered it arrived with CE
 constexpr uint8_t kNackTrimmed = 0x02;  // NACK: for a trimmed packet
 constexpr uint8_t kNackRodGap = 0x04;   // NACK: ROD, the receiver expects this PSN
@@ -25,6 +26,11 @@ constexpr uint8_t kNackRodGap = 0x04;   // NACK: ROD, the receiver expects this 
 // data that triggered the ACK, both relative to the CACK in Packet::seq.
 constexpr size_t kBaseOffset = 8;
 constexpr size_t kTriggerOffset = 12;
+
+// RUD and ROD keep sequence state per PDC, set up and torn down; RUDI and UUD keep none here.
+bool has_pdc_life(PdsMode m) {
+  return m == PdsMode::kRud || m == PdsMode::kRod;
+}
 
 const char* mode_name(PdsMode m) {
   switch (m) {
@@ -74,6 +80,8 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     const auto last = static_cast<uint32_t>(bytes - static_cast<int64_t>(n - 1) * mtu);
     messages_.push_back({flow, psn_end_, psn_end_ + n, last});
     psn_end_ += n;
+    idle_timer_.cancel();
+    if (state_ == State::kClosed) open();
     host_.activate(this);
   }
 
@@ -82,6 +90,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   // New PSNs also stay within the receiver's reorder window of the oldest unacknowledged one
   // (the spec's maximum PSN range), so nothing arrives beyond it.
   Time ready_at() const override {
+    if (state_ != State::kOpen) return Time::max();  // a close is under way
     if (!sb_.has_retransmit()) {
       const uint64_t next = mode_ == PdsMode::kUud ? uud_next_ : sb_.nxt();
       if (next >= psn_end_) return Time::max();
@@ -121,7 +130,8 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     p->dport = kUetPort;
     p->tclass = tclass_;
     p->ecn = mode_ == PdsMode::kUud ? Ecn::kNotEct : Ecn::kEct;
-    p->flags = static_cast<uint8_t>((last ? kEndOfMessage : 0) | (resend ? kRetransmit : 0));
+    p->flags = static_cast<uint8_t>((last ? kEndOfMessage : 0) | (resend ? kRetransmit : 0) |
+                                    (syn_ ? kSyn : 0));
     p->sent = now;
     if (mode_ != PdsMode::kUud) {
       sb_.sent(psn, now, p->size, p->payload, p->sport);
@@ -147,6 +157,12 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
 
   void receive(Packet* p) override {
     const Time now = sim_.now();
+    if (p->type == t_.close_ack_) {
+      on_close_ack(now);
+      sim_.pool().release(p);
+      return;
+    }
+    syn_ = false;  // the target holds the PDC: the setup is over
     if (p->type == PacketType::kAck) {
       on_ack(*p, now);
     } else {
@@ -157,6 +173,9 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     complete_acked(now);
     if (sb_.una() >= sb_.nxt() && !sb_.has_retransmit()) {
       rto_timer_.cancel();
+      if (messages_.empty() && t_.cfg_.pdc_close && has_pdc_life(mode_)) {
+        idle_timer_.arm(sim_.scheduler(), this, kIdle, now + t_.cfg_.close_after);
+      }
     } else {
       arm_rto();
     }
@@ -169,6 +188,12 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       if (!cc_timer_.fire(gen)) return;
       cc_->on_timer(now);
       cc_changed(/*kick=*/true);
+      return;
+    }
+    if (tag == kIdle || tag == kClose) {
+      if (!(tag == kIdle ? idle_timer_ : close_timer_).fire(gen)) return;
+      if (tag == kIdle && (state_ != State::kOpen || !messages_.empty())) return;
+      send_close(now);
       return;
     }
     if (!rto_timer_.fire(gen)) return;
@@ -197,7 +222,47 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   }
 
  private:
-  enum Tag : uint32_t { kRto = 0, kCc = 1 };
+  enum Tag : uint32_t { kRto = 0, kCc = 1, kIdle = 2, kClose = 3 };
+  // PDC life (UE spec 1.0 §3.5.8, REFERENCE.md §4.2): set up by the first data packets, which
+  // carry SYN until the first ACK returns (no round trip of its own); closed after
+  // `close_after` idle by a Close control frame that the target answers, resent after an RTO
+  // if either is lost. A message posted meanwhile waits for the answer, then opens a new PDC.
+  enum class State : uint8_t { kClosed, kOpen, kClosing };
+
+  void open() {
+    state_ = State::kOpen;
+    syn_ = true;
+    ++t_.counters_.pdcs;
+  }
+
+  void send_close(Time now) {
+    state_ = State::kClosing;
+    Packet* p = sim_.pool().acquire();
+    p->type = t_.close_;
+    p->seq = psn_end_;  // the PDC's end: anything below it from now on is stale
+    p->size = static_cast<uint32_t>(t_.cfg_.wire.control_bytes);
+    p->src = src_;
+    p->dst = dst_;
+    p->sport = entropy_.next(now);
+    p->dport = kUetPort;
+    p->endpoint = peer_;
+    p->sent = now;
+    ++t_.counters_.closes;
+    host_.send_control(p);
+    close_timer_.arm(sim_.scheduler(), this, kClose, now + t_.rto_);
+  }
+
+  void on_close_ack(Time now) {
+    if (state_ != State::kClosing) return;  // the answer to a resent Close
+    close_timer_.cancel();
+    state_ = State::kClosed;
+    if (!messages_.empty()) {
+      open();
+      host_.activate(this);
+    }
+    (void)now;
+  }
+
   struct Message {
     uint32_t flow;
     uint64_t first_psn;
@@ -339,8 +404,12 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   int64_t last_wire_ = 0;
   bool sent_any_ = false;
   int consecutive_timeouts_ = 0;
+  State state_ = State::kClosed;
+  bool syn_ = false;
   Timer rto_timer_;
   Timer cc_timer_;
+  Timer idle_timer_;
+  Timer close_timer_;
   std::vector<uint64_t> expired_;  // scratch for the timer
 };
 
@@ -359,6 +428,21 @@ class UetTransport::PdcReceiver : public Endpoint {
   void receive(Packet* p) override {
     const Time now = sim_.now();
     const uint64_t psn = p->seq;
+    if (p->type == t_.close_) {
+      on_close(p);
+      return;
+    }
+    if (!open_) {
+      // A closed PDC: anything of the old one is stale (the spec tells PDCs apart by their
+      // IDs; here the PSNs keep counting across PDCs of a host pair, so the PSN does it).
+      if (psn < closed_end_ || (has_pdc_life(mode_) && (p->flags & kSyn) == 0)) {
+        ++t_.counters_.stale;
+        sim_.pool().release(p);
+        return;
+      }
+      open_ = true;
+      accepted_any_ = false;  // the new PDC's first packet is ACKed at once
+    }
     if ((p->flags & kTrimmed) != 0) {
       ++t_.counters_.trims_seen;
       if (mode_ == PdsMode::kUud) {
@@ -473,6 +557,27 @@ class UetTransport::PdcReceiver : public Endpoint {
     host_.send_control(p);
   }
 
+  // Close: every PSN below the sender's end was acknowledged, so the target frees the PDC and
+  // answers; a repeated Close (its answer was lost) is answered again.
+  void on_close(Packet* close) {
+    if (open_) {
+      open_ = false;
+      closed_end_ = close->seq;
+    }
+    Packet* p = sim_.pool().acquire();
+    p->type = t_.close_ack_;
+    p->seq = close->seq;
+    p->size = static_cast<uint32_t>(t_.cfg_.wire.control_bytes);
+    p->src = self_;
+    p->dst = peer_host_;
+    p->sport = close->sport;
+    p->dport = kUetPort;
+    p->endpoint = peer_ep_;
+    p->sent = sim_.now();
+    sim_.pool().release(close);
+    host_.send_control(p);
+  }
+
   // ROD: a packet beyond the expected PSN; NACK the expected one, once per interval.
   void nack_gap(const Packet& data, Time now) {
     const uint64_t expected = bitmap_.expected();
@@ -491,6 +596,8 @@ class UetTransport::PdcReceiver : public Endpoint {
   uint32_t peer_ep_;
   PdsMode mode_;
   uint32_t endpoint_ = 0;
+  bool open_ = false;
+  uint64_t closed_end_ = 0;  // PSNs below it belong to closed PDCs
   ReorderBitmap bitmap_;
   int64_t pending_bytes_ = 0;
   uint64_t highest_ = 0;
@@ -518,6 +625,9 @@ UetTransport::UetTransport(Network& net, FlowTable& flows, const UetConfig& cfg)
   // (retransmissions run ahead of the cumulative point by up to a window).
   window_packets_ = static_cast<uint64_t>(2 * max_window_ / cfg_.wire.payload + 64);
   if (cfg_.rod_nack_interval == Time()) cfg_.rod_nack_interval = base_rtt_;
+  const PacketKindBlock kinds = net.sim().packet_kinds().reserve("uet", 2);
+  close_ = kinds.kind(0, /*data=*/false);
+  close_ack_ = kinds.kind(1, /*data=*/false);
 }
 
 UetTransport::~UetTransport() = default;
@@ -528,7 +638,7 @@ UetTransport::Pair& UetTransport::pair(uint32_t src, uint32_t dst, uint8_t tclas
   auto& slot = pairs_[key];
   if (!slot) {
     slot = std::make_unique<Pair>();
-    slot->send = std::make_unique<Pdc>(*this, src, dst, tclass, counters_.pdcs++);
+    slot->send = std::make_unique<Pdc>(*this, src, dst, tclass, order_.size());
     slot->recv = std::make_unique<PdcReceiver>(*this, dst, src, slot->send->endpoint());
     slot->send->set_peer(slot->recv->endpoint());
     order_.push_back(slot.get());
@@ -564,7 +674,9 @@ std::vector<std::pair<std::string, uint64_t>> UetTransport::counters() const {
           {"rtx_timeout", counters_.rtx_timeout},
           {"duplicates", counters_.spurious},
           {"out_of_window", counters_.out_of_window},
-          {"pdcs", counters_.pdcs}};
+          {"pdcs", counters_.pdcs},
+          {"pdc_closes", counters_.closes},
+          {"stale", counters_.stale}};
 }
 
 // ---- the kind --------------------------------------------------------------------------------
@@ -613,6 +725,11 @@ class UetKind final : public TransportKind {
         u.choice("completion", "delivered", {"delivered", "acked"},
                  "a message completes when its last byte arrives (delivered) or when the "
                  "sender holds every ACK (acked, as uet-htsim measures FCT)") == "acked";
+    c.pdc_close = u.boolean("pdc_close", c.pdc_close,
+                            "RUD/ROD: close an idle PDC with a Close frame and its answer (two "
+                            "control frames; a message posted meanwhile waits for the answer)");
+    c.close_after =
+        u.time("close_after", c.close_after, "idle time before a PDC is closed [UNVERIFIED]");
     c.entropy = load_entropy_config(u);
     if (!u.describing() && c.mode == PdsMode::kUud && c.complete_on_ack) {
       u.fail("completion", "\"delivered\" with mode = \"uud\" (nothing acknowledges UUD)");

@@ -55,8 +55,11 @@ struct UetConfig {
   int64_t max_window = 0;
   /// ROD: a NACK for the same expected PSN is not repeated within this time (0 = one base RTT).
   Time rod_nack_interval;
-  bool complete_on_ack = false;  // completion = "acked"
-  bool trimming = false;         // the fabric trims (network.trim.enabled): NSCC's target
+  /// RUD/ROD: an idle PDC is closed (a Close control frame and its answer) after `close_after`.
+  bool pdc_close = true;
+  Time close_after = Time::us(100);  // [UNVERIFIED]: the spec leaves it to the implementation
+  bool complete_on_ack = false;      // completion = "acked"
+  bool trimming = false;             // the fabric trims (network.trim.enabled): NSCC's target
   CcConfig cc;
 };
 
@@ -86,7 +89,9 @@ class UetTransport : public Transport {
     uint64_t spurious = 0;       // data arrivals already received (duplicates)
     uint64_t trims_seen = 0;     // trimmed headers that reached a receiver
     uint64_t out_of_window = 0;  // arrivals beyond the receiver's window (discarded)
-    uint64_t pdcs = 0;           // PDCs opened
+    uint64_t pdcs = 0;           // PDCs opened (set up by SYN data packets)
+    uint64_t closes = 0;         // Close frames sent (resends included)
+    uint64_t stale = 0;          // data arrivals for a closed PDC (discarded)
   };
   const Counters& stats() const { return counters_; }
 
@@ -111,6 +116,8 @@ class UetTransport : public Transport {
   std::vector<Pair*> order_;  // creation order (determinism)
   std::unordered_map<uint32_t, std::vector<int>> hops_;
   Counters counters_;
+  PacketType close_{};      // PDS control: Close
+  PacketType close_ack_{};  // PDS control: the target's answer to a Close
 };
 
 std::unique_ptr<TransportKind> make_uet_kind();
