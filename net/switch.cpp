@@ -50,6 +50,15 @@ void Switch::add_dequeue_hook(uint16_t port, uint8_t cls, DequeueHook* h) {
   chain->add(h);
 }
 
+void Switch::disable_ecn(uint16_t port) {
+  FABSIM_ASSERT(port < ports_.size());
+  EgressPort& e = *ports_[port].egress;
+  for (uint8_t c = 0; c < kControlClass; ++c) {
+    FABSIM_ASSERT(e.dequeue_hook(c) == nullptr || e.dequeue_hook(c) == &red_);
+    e.set_dequeue_hook(c, nullptr);
+  }
+}
+
 void Switch::set_routes(const std::vector<std::vector<uint16_t>>& per_host) {
   route_group_.assign(per_host.size(), 0);
   groups_.clear();

@@ -69,6 +69,9 @@ class Switch : public Node, public EventTarget {
   /// Adds a dequeue hook on queue `cls` of `port`, after those already there (RED/ECN first
   /// when network.ecn is enabled).
   void add_dequeue_hook(uint16_t port, uint8_t cls, DequeueHook* h);
+  /// Port `port` marks no ECN (removes the switch's RED hook from its data classes; call
+  /// before other dequeue hooks are added).
+  void disable_ecn(uint16_t port);
   /// Packets dropped because no route to their destination was left (failed links).
   uint64_t unroutable() const { return unroutable_; }
   uint64_t unroutable_bytes() const { return unroutable_bytes_; }

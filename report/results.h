@@ -75,6 +75,7 @@ struct RunResult {
   nlohmann::ordered_json fabric;  // fabric kind, GSE and misordering figures
   std::string transport_kind;
   std::vector<std::pair<std::string, uint64_t>> transport_counters;
+  std::vector<std::pair<std::string, std::string>> transport_files;  // written to the run dir
   uint64_t packets_live_at_end = 0;  // packets not returned to the pool (should be 0)
   LedgerReport ledger;               // the conservation ledger (core/ledger.h)
   /// The ledger balances and every packet went back to the pool at teardown; otherwise the

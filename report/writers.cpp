@@ -409,6 +409,7 @@ void write_results(const RunResult& r, const std::string& dir, bool flows) {
   write_file(d / "summary.json", summary_json(r).dump(2) + "\n");
   if (flows) write_file(d / "flows.csv", flows_csv(r));
   if (!r.trace.empty()) write_file(d / "trace.csv", trace_csv(r));
+  for (const auto& [name, text] : r.transport_files) write_file(d / name, text);
   if (!r.samples.empty()) write_file(d / "timeseries.csv", timeseries_csv(r));
   if (!r.ideal_fct.empty()) {
     write_file(d / "slowdown.csv",

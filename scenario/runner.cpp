@@ -37,6 +37,7 @@ Run::Run(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), net_(sim_) {
   install_faults();
   fabric_->start();
   transport_ = cfg_.transport.kind->build(net_, flows_, cfg_.transport.config, cfg_.transport.wire);
+  if (!cfg_.network.sw.ecn.host_ports) disable_host_ecn();
   if (transport_->needs_int()) install_int();
   if (cfg_.network.trim.enabled) install_trim();
   driver_ = std::make_unique<FlowDriver>(sim_, flows_, *transport_);
@@ -89,6 +90,17 @@ void Run::install_trim() {
       const auto p16 = static_cast<uint16_t>(port);
       AdmissionHook* h = host_port(static_cast<uint32_t>(i), p16) ? &down : &up;
       for (uint8_t c = 0; c < kControlClass; ++c) sw.set_admission_hook(p16, c, h);
+    }
+  }
+}
+
+// network.ecn.host_ports = false: the ToR ports towards hosts mark nothing.
+void Run::disable_host_ecn() {
+  for (size_t i = 0; i < net_.switch_count(); ++i) {
+    Switch& sw = net_.sw(i);
+    for (size_t port = 0; port < sw.port_count(); ++port) {
+      const auto p16 = static_cast<uint16_t>(port);
+      if (host_port(static_cast<uint32_t>(i), p16)) sw.disable_ecn(p16);
     }
   }
 }
@@ -382,6 +394,7 @@ RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
   r.fabric["faults"] = fault_stats();
   fabric_->add_rows(r.fabric, r.fabric_rows);
   r.transport_counters = transport_->counters();
+  r.transport_files = transport_->files();
   r.failed_senders = transport_->failed_senders();
   r.ledger = sim_.ledger().close(sim_.pool());  // before the network empties its queues
 

@@ -67,6 +67,7 @@ class Run : public FlowObserver {
   void install_faults();
   void install_int();
   void install_trim();
+  void disable_host_ecn();
   void install_sampler();
   /// The (switch, port) pairs output.sample_ports selects: ToRs first, in port order.
   std::vector<std::pair<uint32_t, uint16_t>> sampled_ports() const;

@@ -199,6 +199,9 @@ void load_network(Section& s, NetworkConfig& n) {
                                    "> 0: kmin and kmax are for a port of this rate and scale "
                                    "with each port's rate (HPCC ns-3 K maps); 0 = the same for "
                                    "every port");
+  n.sw.ecn.host_ports = e.boolean("host_ports", n.sw.ecn.host_ports,
+                                  "ToR ports towards hosts mark as well (false with UET "
+                                  "receiver credit, as the UE spec advises)");
   if (!e.describing() && n.sw.ecn.kmax <= n.sw.ecn.kmin) {
     e.fail("kmax", fmt::format("a size above network.ecn.kmin = {}", to_string(n.sw.ecn.kmin)));
   }

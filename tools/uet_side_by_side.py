@@ -56,21 +56,33 @@ SCENARIOS = {
     "perm-ls1024": ("perm_1024n_2MB_s1.cm", LEAF_SPINE_1024, "leaf_spine_1024.topo", 120350, 24900, 99600),
     "perm-ft1024": ("perm_1024n_2MB_s1.cm", FAT_TREE.format(k=16), "fat_tree_1024.topo", 178450, 37350, 145250),
     "incast128": ("incast_1024n_128to1_2MB_s1.cm", LEAF_SPINE_1024, "leaf_spine_1024.topo", 120350, 24900, 99600),
+    # Issue 18: receiver credit alone (htsim -receiver_cc_only) and with NSCC (-receiver_cc);
+    # both turn ECN off on the ToR ports towards hosts.
+    "incast128-credit": ("incast_1024n_128to1_2MB_s1.cm", LEAF_SPINE_1024, "leaf_spine_1024.topo", 120350, 24900, 99600),
+    "incast128-both": ("incast_1024n_128to1_2MB_s1.cm", LEAF_SPINE_1024, "leaf_spine_1024.topo", 120350, 24900, 99600),
     "a2a128": ("a2a_128n_256KiB_s1.cm", FAT_TREE.format(k=8), "fat_tree_128_1os.topo", 178450, 37350, 145250),
 }
 
 
+CREDIT = {"incast128-credit": ("none", ["-receiver_cc_only"]),
+          "incast128-both": ("nscc", ["-receiver_cc"])}
+
+
 def fabsim_toml(name, matrix, topo, trim, kmin, kmax):
+    cc, _ = CREDIT.get(name, ("nscc", []))
+    credit = name in CREDIT
     lines = [f'name = "uet-{name}"', "[simulation]", 'stop_time = "100ms"', topo,
              "[network]", "preamble_ifg = false",
              "[network.buffer]", 'size = "1GiB"',
              "[network.pfc]", "enabled = false",
              "[network.ecn]", "enabled = true", f"kmin = {kmin}", f"kmax = {kmax}", "pmax = 1.0",
+             f"host_ports = {'false' if credit else 'true'}",
              "[network.trim]", "enabled = true", f"threshold = {trim}", "last_hop_factor = 1.0",
              "count_on_wire = true", "random_victim = true",
              "[transport]", 'kind = "uet"', "payload = 4086", "header_bytes = 64",
-             "control_bytes = 64",
+             "control_bytes = 64", f'cc = "{cc}"',
              "[transport.uet]", 'mode = "rud"', 'completion = "acked"', "pdc_close = false",
+             f"receiver_credit = {'true' if credit else 'false'}",
              "[workload]", 'kind = "flows"']
     for line in matrix.read_text().splitlines():
         m = re.match(r"\s*(\d+)->(\d+)\s+id\s+\d+\s+start\s+(\d+)\s+size\s+(\d+)", line)
@@ -155,7 +167,8 @@ def main():
                 hbin = pathlib.Path(args.htsim)
                 hw, hrss, hu, log = timed([str(hbin / "htsim_uec"), "-tm", str(mats / matrix), "-topo",
                                            str(hbin / "topologies" / htopo), "-end", "100000",
-                                           "-seed", "1"], cwd=str(out))  # it writes files to cwd
+                                           "-seed", "1"] + CREDIT.get(name, ("", []))[1],
+                                          cwd=str(out))  # it writes files to cwd
                 (out / f"{name}.htsim.log").write_text(log)
                 best["h"] = min(best.get("h", (1e9,)), (hw, hrss, hu))
         ff, fpk = fabsim_fcts(out / name)

@@ -24,6 +24,9 @@ class Transport {
   /// True when the transport's congestion control reads in-band telemetry: the assembly then
   /// has every switch stamp INT records at dequeue (net/int_stamp.h).
   virtual bool needs_int() const { return false; }
+  /// Files of the transport's own for the run directory (name, contents), e.g. UET's
+  /// credit.csv; written beside summary.json.
+  virtual std::vector<std::pair<std::string, std::string>> files() const { return {}; }
 };
 
 /// Wire layout shared by the transports: header bytes per data packet, ACK/CNP frame size.

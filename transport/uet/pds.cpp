@@ -37,6 +37,8 @@ void PdsScoreboard::acknowledge(uint64_t psn, Acked* a) {
   if (s.state == State::kOutstanding) {
     in_flight_ -= s.bytes;
     --outstanding_;
+  } else if (s.state == State::kQueued) {
+    queued_ -= s.bytes;
   }
   ++a->packets;
   a->bytes += s.bytes;
@@ -62,6 +64,7 @@ void PdsScoreboard::queue(uint64_t psn) {
   s.state = State::kQueued;
   in_flight_ -= s.bytes;
   --outstanding_;
+  queued_ += s.bytes;
   rtx_.push(psn);
 }
 
@@ -109,7 +112,8 @@ uint64_t PdsScoreboard::pop_retransmit() {
   const uint64_t psn = next_retransmit();
   FABSIM_ASSERT(psn != kNone);
   rtx_.pop();
-  at(psn).state = State::kOutstanding;  // sent() records the new send
+  at(psn).state = State::kOutstanding;
+  queued_ -= at(psn).bytes;  // sent() records the new send
   return psn;
 }
 

@@ -84,6 +84,8 @@ class PdsScoreboard {
   uint64_t nxt() const { return nxt_; }
   /// Frame bytes sent and neither acknowledged nor queued again.
   int64_t in_flight_bytes() const { return in_flight_; }
+  /// Frame bytes queued for retransmission.
+  int64_t queued_bytes() const { return queued_; }
   uint64_t outstanding_packets() const { return outstanding_; }
   /// The slot of `psn` in [una, nxt), or null.
   const Slot* slot(uint64_t psn) const {
@@ -99,6 +101,7 @@ class PdsScoreboard {
   uint64_t una_ = 0;
   uint64_t nxt_ = 0;
   int64_t in_flight_ = 0;
+  int64_t queued_ = 0;
   uint64_t outstanding_ = 0;
   std::deque<Slot> slots_;  // slots_[i]: PSN una_ + i
   struct Send {

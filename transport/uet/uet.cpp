@@ -4,6 +4,8 @@
 #include <algorithm>  // max, min
 #include <deque>      // messages per PDC
 
+#include <fmt/format.h>
+
 #include "core/assert.h"
 #include "net/round_trip.h"
 #include "transport/selective_repeat.h"
@@ -22,6 +24,9 @@ constexpr uint8_t kSyn = 0x08;          // data: the PDC is being set up (no ACK
 constexpr uint8_t kEcnEcho = 0x01;      // ACK: the data that triggered it arrived with CE
 constexpr uint8_t kNackTrimmed = 0x02;  // NACK: for a trimmed packet
 constexpr uint8_t kNackRodGap = 0x04;   // NACK: ROD, the receiver expects this PSN
+// Data: the pull target (24 bits on the wire, REFERENCE.md §4.6) in Packet::ext at offset 0.
+// Credit request: the same. The receiver widens it to 64 bits around its highest target.
+constexpr uint64_t kTargetMask = 0xFFFFFF;
 // ACK layout in Packet::ext (transport half): SACK bits, then the SACK base and the PSN of the
 // data that triggered the ACK, both relative to the CACK in Packet::seq.
 constexpr size_t kBaseOffset = 8;
@@ -30,6 +35,15 @@ constexpr size_t kTriggerOffset = 12;
 // RUD and ROD keep sequence state per PDC, set up and torn down; RUDI and UUD keep none here.
 bool has_pdc_life(PdsMode m) {
   return m == PdsMode::kRud || m == PdsMode::kRod;
+}
+
+// The 64-bit pull number nearest `ref` whose low 24 bits are `wire` (pull numbers wrap like
+// sequence numbers).
+uint64_t widen_target(uint32_t wire, uint64_t ref) {
+  const uint64_t delta = (wire - ref) & kTargetMask;
+  if (delta < (kTargetMask + 1) / 2) return ref + delta;
+  const uint64_t back = kTargetMask + 1 - delta;
+  return ref >= back ? ref - back : 0;
 }
 
 const char* mode_name(PdsMode m) {
@@ -47,6 +61,69 @@ const char* mode_name(PdsMode m) {
 }
 }  // namespace
 
+// ---- receiver credit pacer (one per receiving host) ------------------------------------------
+
+class UetTransport::Pacer : public EventTarget {
+ public:
+  Pacer(UetTransport& t, uint32_t host, const CreditPacerConfig& cfg)
+      : t_(t), sim_(t.net_.sim()), host_(t.net_.host(host)), self_(host), sched_(cfg) {}
+  /// A sending PDC whose receiver is here: its index in the scheduler.
+  uint32_t add(uint32_t src, uint32_t sender_ep) {
+    peers_.push_back({src, sender_ep});
+    return sched_.add_sender();
+  }
+  CreditScheduler& sched() { return sched_; }
+  const CreditScheduler& sched() const { return sched_; }
+  /// New demand: tick now, unless the last grant's pacing time is still running.
+  void wake() {
+    if (timer_.armed() || !sched_.has_work()) return;
+    timer_.arm(sim_.scheduler(), this, 0, std::max(sim_.now(), next_));
+  }
+  void on_event(uint32_t /*tag*/, uint32_t gen) override {
+    if (!timer_.fire(gen)) return;
+    const Time now = sim_.now();
+    CreditScheduler::Grant g;
+    if (!sched_.tick(&g)) return;  // nothing to grant: sleep until new demand
+    if (g.quanta > 0) send(g, now);
+    next_ = now + t_.time_per_quantum_ * std::max<int64_t>(g.quanta, 1);
+    if (sched_.has_work()) timer_.arm(sim_.scheduler(), this, 0, next_);
+  }
+
+ private:
+  struct Peer {
+    uint32_t host;
+    uint32_t endpoint;
+  };
+  void send(const CreditScheduler::Grant& g, Time now) {
+    const Peer& peer = peers_[g.sender];
+    Packet* p = sim_.pool().acquire();
+    p->type = t_.credit_;
+    p->seq = g.pull;
+    p->size = static_cast<uint32_t>(t_.cfg_.wire.control_bytes);
+    p->src = self_;
+    p->dst = peer.host;
+    p->sport = static_cast<uint16_t>(ev_++ & 0x7F);  // credit packets cycle 7-bit entropies
+    p->dport = kUetPort;
+    p->endpoint = peer.endpoint;
+    p->sent = now;
+    ++t_.counters_.grants;
+    if (static_cast<int>(self_) == t_.cfg_.credit_trace_host) {
+      t_.trace_credit(g.quanta * t_.cfg_.credit.quantum, 0);
+    }
+    host_.send_control(p);
+  }
+
+  UetTransport& t_;
+  Simulation& sim_;
+  Host& host_;
+  uint32_t self_;
+  CreditScheduler sched_;
+  std::vector<Peer> peers_;
+  Timer timer_;
+  Time next_;  // the earliest next tick (the pacing time of the last grant)
+  uint32_t ev_ = 0;
+};
+
 // ---- sender ----------------------------------------------------------------------------------
 
 class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
@@ -60,6 +137,8 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     ctx.mss = t.cfg_.wire.payload;
     ctx.base_rtt = t.base_rtt_;
     ctx.trimming = t.cfg_.trimming;
+    ctx.receiver_credit = t.cfg_.receiver_credit;
+    if (t.cfg_.receiver_credit) credit_ = std::make_unique<CreditSource>(t.cfg_.credit);
     if (t.cfg_.cc.kind->uses_hops()) {
       auto& hops = t.hops_[src];
       if (hops.empty()) hops = switch_hops(t.net_, src);
@@ -73,15 +152,24 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   uint32_t endpoint() const { return endpoint_; }
   void set_peer(uint32_t ep) { peer_ = ep; }
   const CongestionControl& cc() const { return *cc_; }
+  const CreditSource* credit() const { return credit_.get(); }
+  uint32_t src() const { return src_; }
+  uint32_t dst() const { return dst_; }
 
   void post(uint32_t flow, int64_t bytes) {
     const int64_t mtu = t_.cfg_.wire.payload;
     const auto n = static_cast<uint64_t>((bytes + mtu - 1) / mtu);
     const auto last = static_cast<uint32_t>(bytes - static_cast<int64_t>(n - 1) * mtu);
+    if (messages_.empty()) ++t_.sending_pdcs_[src_];
     messages_.push_back({flow, psn_end_, psn_end_ + n, last});
     psn_end_ += n;
+    backlog_ += frame_bytes(mtu) * static_cast<int64_t>(n - 1) + frame_bytes(last);
     idle_timer_.cancel();
-    if (state_ == State::kClosed) open();
+    if (state_ == State::kClosed) {
+      open();
+    } else if (credit_) {
+      check_starved(sim_.now());  // no data in flight may carry the new demand
+    }
     host_.activate(this);
   }
 
@@ -90,7 +178,8 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   // New PSNs also stay within the receiver's reorder window of the oldest unacknowledged one
   // (the spec's maximum PSN range), so nothing arrives beyond it.
   Time ready_at() const override {
-    if (state_ != State::kOpen) return Time::max();  // a close is under way
+    if (state_ != State::kOpen) return Time::max();           // a close is under way
+    if (credit_ && !credit_->can_send()) return Time::max();  // waits for a grant
     if (!sb_.has_retransmit()) {
       const uint64_t next = mode_ == PdsMode::kUud ? uud_next_ : sb_.nxt();
       if (next >= psn_end_) return Time::max();
@@ -120,8 +209,8 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     p->type = PacketType::kData;
     p->seq = psn;
     p->payload = last ? m.last_payload : static_cast<uint32_t>(t_.cfg_.wire.payload);
-    p->size = static_cast<uint32_t>(
-        std::max<int64_t>(p->payload + t_.cfg_.wire.header_bytes, kMinFrameBytes));
+    p->size = static_cast<uint32_t>(frame_bytes(p->payload));
+    if (!resend) backlog_ -= p->size;
     p->flow = m.flow;
     p->endpoint = peer_;
     p->src = src_;
@@ -133,13 +222,16 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     p->flags = static_cast<uint8_t>((last ? kEndOfMessage : 0) | (resend ? kRetransmit : 0) |
                                     (syn_ ? kSyn : 0));
     p->sent = now;
+    if (credit_) charge_credit(*p);
     if (mode_ != PdsMode::kUud) {
       sb_.sent(psn, now, p->size, p->payload, p->sport);
       // Ask for an ACK when nothing more can follow soon: nothing left to send, or the window
       // (or the PSN range) is full, resends waiting or not (REFERENCE.md §4.2, the AR flag).
       const bool more = sb_.has_retransmit() || sb_.nxt() < psn_end_;
+      // With receiver credit also when the credit is spent (uet-htsim's sender does the same):
+      // the next packet waits for a grant, maybe long.
       if (!more || sb_.in_flight_bytes() + full_frame() > window_ ||
-          sb_.nxt() - sb_.una() >= t_.window_packets_) {
+          sb_.nxt() - sb_.una() >= t_.window_packets_ || (credit_ && !credit_->can_send())) {
         p->flags |= kAckRequest;
       }
       if (!rto_timer_.armed()) arm_rto();
@@ -162,6 +254,15 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       sim_.pool().release(p);
       return;
     }
+    if (credit_) credit_->end_speculation();  // the first ACK, NACK or grant ends it
+    if (p->type == t_.credit_) {
+      awaiting_grant_ = false;
+      credit_->grant(p->seq);
+      if (messages_.empty()) credit_->expire();  // nothing left to send it on
+      sim_.pool().release(p);
+      wake();
+      return;
+    }
     syn_ = false;  // the target holds the PDC: the setup is over
     if (p->type == PacketType::kAck) {
       on_ack(*p, now);
@@ -171,6 +272,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     }
     sim_.pool().release(p);
     complete_acked(now);
+    if (credit_) check_starved(now);
     if (sb_.una() >= sb_.nxt() && !sb_.has_retransmit()) {
       rto_timer_.cancel();
       if (messages_.empty() && t_.cfg_.pdc_close && has_pdc_life(mode_)) {
@@ -188,6 +290,10 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       if (!cc_timer_.fire(gen)) return;
       cc_->on_timer(now);
       cc_changed(/*kick=*/true);
+      return;
+    }
+    if (tag == kStarved) {
+      if (starved_timer_.fire(gen)) check_starved(now, /*timer=*/true);
       return;
     }
     if (tag == kIdle || tag == kClose) {
@@ -210,6 +316,11 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       entropy_.feedback(sb_.slot(psn)->ev, now, EvFeedback::kTimeout);
     }
     if (!expired_.empty()) {
+      if (credit_) {
+        credit_->end_speculation();
+        // Resends need credit; with none, ask for it (at most once per round trip).
+        if (!credit_->can_send() && now - last_request_ >= t_.base_rtt_) request_credit(now);
+      }
       if (mode_ == PdsMode::kRod) sb_.rewind(sb_.una());  // in order: everything after it too
       ++consecutive_timeouts_;
       TimeoutSignal sig{now, consecutive_timeouts_};
@@ -222,7 +333,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   }
 
  private:
-  enum Tag : uint32_t { kRto = 0, kCc = 1, kIdle = 2, kClose = 3 };
+  enum Tag : uint32_t { kRto = 0, kCc = 1, kIdle = 2, kClose = 3, kStarved = 4 };
   // PDC life (UE spec 1.0 §3.5.8, REFERENCE.md §4.2): set up by the first data packets, which
   // carry SYN until the first ACK returns (no round trip of its own); closed after
   // `close_after` idle by a Close control frame that the target answers, resent after an RTO
@@ -233,6 +344,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     state_ = State::kOpen;
     syn_ = true;
     ++t_.counters_.pdcs;
+    if (credit_) credit_->open();  // a new PDC starts speculating
   }
 
   void send_close(Time now) {
@@ -347,8 +459,82 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     while (!messages_.empty() && messages_.front().end_psn <= sb_.una()) {
       const uint32_t flow = messages_.front().flow;
       messages_.pop_front();
+      if (messages_.empty()) {
+        --t_.sending_pdcs_[src_];
+        if (credit_) credit_->expire();
+      }
       if (t_.cfg_.complete_on_ack) t_.flows_.complete(flow, now);
     }
+  }
+
+  int64_t frame_bytes(int64_t payload) const {
+    return std::max<int64_t>(payload + t_.cfg_.wire.header_bytes, kMinFrameBytes);
+  }
+
+  // The pull target rides in every data packet (24 bits, REFERENCE.md §4.6); with seed 001's
+  // fix, a sender whose credit passed the cap when the packet was built sends the flag (all 1s
+  // or all 0s) instead, and a real target that happens to look like the flag asks for one
+  // quantum more.
+  uint32_t wire_target(bool flagged) {
+    const int64_t cwnd = cc_window_ == kUnlimitedWindow ? -1 : cc_window_.count();
+    const int active = t_.sending_pdcs_[src_];
+    const uint64_t flag = t_.cfg_.fix_flag_ones ? kTargetMask : 0;
+    if (flagged) {
+      ++t_.counters_.flagged;
+      advertised_flag_ = true;
+      return static_cast<uint32_t>(flag);
+    }
+    uint64_t target = credit_->pull_target(backlog_, sb_.queued_bytes(), cwnd, active);
+    if (t_.cfg_.credit.fix && (target & kTargetMask) == flag) ++target;
+    advertised_ = target;
+    advertised_flag_ = false;
+    return static_cast<uint32_t>(target & kTargetMask);
+  }
+
+  // The target is computed after the packet's credit and backlog are debited, as uet-htsim
+  // does; the flag test (credit above the cap) is made before.
+  void charge_credit(Packet& p) {
+    const bool flagged = credit_->flagged();
+    credit_->spend(p.size);
+    p.set_ext_at<uint32_t, 0>(wire_target(flagged));
+    if (static_cast<int>(dst_) == t_.cfg_.credit_trace_host) t_.trace_credit(0, p.size);
+  }
+
+  // Data to send, no credit, and nothing in flight: no data packet will tell the receiver of
+  // demand it has not heard yet (a new message, or the last packets carried seed 001's flag
+  // instead of a target), so a Credit Request does. Asked again after an RTO if no grant came
+  // (the request or the grants may be lost).
+  void check_starved(Time now, bool timer = false) {
+    const bool data = sb_.has_retransmit() || sb_.nxt() < psn_end_;
+    if (state_ != State::kOpen || credit_->can_send() || !data || sb_.in_flight_bytes() > 0) {
+      return;
+    }
+    const int64_t cwnd = cc_window_ == kUnlimitedWindow ? -1 : cc_window_.count();
+    const uint64_t target =
+        credit_->pull_target(backlog_, sb_.queued_bytes(), cwnd, t_.sending_pdcs_[src_]);
+    const bool unheard = advertised_flag_ || target > advertised_;
+    if (timer ? awaiting_grant_ : unheard && !starved_timer_.armed()) {
+      request_credit(now);
+      starved_timer_.arm(sim_.scheduler(), this, kStarved, now + t_.rto_);
+    }
+  }
+
+  // A Credit Request control packet (PDS type 8) carrying the pull target.
+  void request_credit(Time now) {
+    last_request_ = now;
+    awaiting_grant_ = true;
+    ++t_.counters_.credit_requests;
+    Packet* p = sim_.pool().acquire();
+    p->type = t_.credit_req_;
+    p->size = static_cast<uint32_t>(t_.cfg_.wire.control_bytes);
+    p->src = src_;
+    p->dst = dst_;
+    p->sport = entropy_.next(now);
+    p->dport = kUetPort;
+    p->endpoint = peer_;
+    p->sent = now;
+    p->set_ext_at<uint32_t, 0>(wire_target(/*flagged=*/false));
+    host_.send_control(p);
   }
 
   void arm_rto() {
@@ -369,6 +555,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   void read_output() {
     const CcOutput out = cc_->output();
     rate_ = out.rate;
+    cc_window_ = out.window;
     window_ = t_.max_window_;
     if (out.window != kUnlimitedWindow) window_ = std::min(window_, out.window.count());
     window_ = std::max(window_, full_frame());  // one packet may always go
@@ -406,10 +593,18 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   int consecutive_timeouts_ = 0;
   State state_ = State::kClosed;
   bool syn_ = false;
+  int64_t backlog_ = 0;  // frame bytes of PSNs not yet sent
+  Bytes cc_window_ = kUnlimitedWindow;
+  std::unique_ptr<CreditSource> credit_;               // receiver credit (RCCC) only
+  Time last_request_ = Time::ps(-(int64_t{1} << 60));  // long ago
   Timer rto_timer_;
   Timer cc_timer_;
   Timer idle_timer_;
   Timer close_timer_;
+  Timer starved_timer_;            // receiver credit: re-requests credit while starved
+  uint64_t advertised_ = 0;        // the last pull target sent
+  bool advertised_flag_ = false;   // the last data packet carried seed 001's flag instead
+  bool awaiting_grant_ = false;    // a credit request is unanswered
   std::vector<uint64_t> expired_;  // scratch for the timer
 };
 
@@ -422,8 +617,15 @@ class UetTransport::PdcReceiver : public Endpoint {
         peer_ep_(peer_ep), mode_(t.cfg_.mode),
         bitmap_(t.cfg_.mode == PdsMode::kRod ? 0 : t.window_packets_) {
     endpoint_ = t.net_.endpoints().add(this);
+    if (t.cfg_.receiver_credit) {
+      pacer_ = &t.pacer_of(host);
+      credit_index_ = pacer_->add(peer_host, peer_ep);
+    }
   }
   uint32_t endpoint() const { return endpoint_; }
+  int64_t credit_issued() const {
+    return pacer_ != nullptr ? pacer_->sched().issued(credit_index_) : 0;
+  }
 
   void receive(Packet* p) override {
     const Time now = sim_.now();
@@ -442,6 +644,14 @@ class UetTransport::PdcReceiver : public Endpoint {
       }
       open_ = true;
       accepted_any_ = false;  // the new PDC's first packet is ACKed at once
+    }
+    if (pacer_ != nullptr) {
+      // Data, trimmed headers and credit requests all carry the pull target (or the flag).
+      read_target(*p);
+      if (p->type == t_.credit_req_) {
+        sim_.pool().release(p);
+        return;
+      }
     }
     if ((p->flags & kTrimmed) != 0) {
       ++t_.counters_.trims_seen;
@@ -563,6 +773,7 @@ class UetTransport::PdcReceiver : public Endpoint {
     if (open_) {
       open_ = false;
       closed_end_ = close->seq;
+      if (pacer_ != nullptr) pacer_->sched().close(credit_index_);
     }
     Packet* p = sim_.pool().acquire();
     p->type = t_.close_ack_;
@@ -576,6 +787,16 @@ class UetTransport::PdcReceiver : public Endpoint {
     p->sent = sim_.now();
     sim_.pool().release(close);
     host_.send_control(p);
+  }
+
+  void read_target(const Packet& p) {
+    const auto wire = p.get_ext_at<uint32_t, 0>();
+    const bool flagged =
+        t_.cfg_.credit.fix && wire == (t_.cfg_.fix_flag_ones ? kTargetMask : uint64_t{0});
+    CreditScheduler& s = pacer_->sched();
+    s.on_data(credit_index_, flagged ? 0 : widen_target(wire, s.highest_target(credit_index_)),
+              flagged);
+    pacer_->wake();
   }
 
   // ROD: a packet beyond the expected PSN; NACK the expected one, once per interval.
@@ -598,6 +819,8 @@ class UetTransport::PdcReceiver : public Endpoint {
   uint32_t endpoint_ = 0;
   bool open_ = false;
   uint64_t closed_end_ = 0;  // PSNs below it belong to closed PDCs
+  Pacer* pacer_ = nullptr;   // this host's credit pacer (receiver credit only)
+  uint32_t credit_index_ = 0;
   ReorderBitmap bitmap_;
   int64_t pending_bytes_ = 0;
   uint64_t highest_ = 0;
@@ -625,9 +848,107 @@ UetTransport::UetTransport(Network& net, FlowTable& flows, const UetConfig& cfg)
   // (retransmissions run ahead of the cumulative point by up to a window).
   window_packets_ = static_cast<uint64_t>(2 * max_window_ / cfg_.wire.payload + 64);
   if (cfg_.rod_nack_interval == Time()) cfg_.rod_nack_interval = base_rtt_;
-  const PacketKindBlock kinds = net.sim().packet_kinds().reserve("uet", 2);
+  const PacketKindBlock kinds = net.sim().packet_kinds().reserve("uet", 4);
   close_ = kinds.kind(0, /*data=*/false);
   close_ack_ = kinds.kind(1, /*data=*/false);
+  credit_ = kinds.kind(2, /*data=*/false);
+  credit_req_ = kinds.kind(3, /*data=*/false);
+  sending_pdcs_.assign(net.host_count(), 0);
+  if (cfg_.receiver_credit) {
+    // The sender's credit ceiling and speculative window are the max window (uet-htsim's
+    // configured maxwnd, 1.5 BDP); seed 001's cap defaults to one BDP.
+    cfg_.credit.max_credit = max_window_;
+    cfg_.credit.mtu = frame;
+    cfg_.credit.spec_window = cfg_.spec_window >= 0 ? cfg_.spec_window : max_window_;
+    cfg_.credit.fix_cap = cfg_.fix_cap > 0 ? cfg_.fix_cap : 2 * max_window_ / 3;
+    const double bps = static_cast<double>(line.bps()) * cfg_.pacer_fraction;
+    time_per_quantum_ =
+        Time::ps(static_cast<int64_t>(static_cast<double>(cfg_.credit.quantum) * 8e12 / bps + 0.5));
+    pacers_.resize(net.host_count());
+  }
+}
+
+UetTransport::Pacer& UetTransport::pacer_of(uint32_t host) {
+  auto& p = pacers_[host];
+  if (!p) {
+    CreditPacerConfig c;
+    c.quantum = cfg_.credit.quantum;
+    c.mtu = cfg_.credit_unit;
+    c.slow_budget = max_window_;
+    c.fix = cfg_.credit.fix;
+    c.fix_cfg = cfg_.credit_fix;
+    p = std::make_unique<Pacer>(*this, host, c);
+  }
+  return *p;
+}
+
+void UetTransport::trace_credit(int64_t issued, int64_t used) {
+  trace_issued_ += issued;
+  trace_used_ += used;
+  const Time now = net_.sim().now();
+  // One row per 100 ns at most: the last values of the interval.
+  if (!credit_trace_.empty() && now - credit_trace_.back().at < Time::ns(100)) {
+    credit_trace_.back().issued = trace_issued_;
+    credit_trace_.back().used = trace_used_;
+    return;
+  }
+  credit_trace_.push_back({now, trace_issued_, trace_used_});
+}
+
+const CreditScheduler* UetTransport::pacer(uint32_t host) const {
+  return host < pacers_.size() && pacers_[host] ? &pacers_[host]->sched() : nullptr;
+}
+
+CreditLedger UetTransport::credit_ledger(uint32_t src, uint32_t dst) const {
+  CreditLedger l;
+  for (const Pair* p : order_) {
+    if (p->send->src() != src || p->send->dst() != dst) continue;
+    if (p->send->credit() != nullptr) l += p->send->credit()->ledger();
+    l.issued += p->recv->credit_issued();
+  }
+  return l;
+}
+
+CreditLedger UetTransport::credit_total() const {
+  CreditLedger l;
+  for (const Pair* p : order_) {
+    if (p->send->credit() != nullptr) l += p->send->credit()->ledger();
+    l.issued += p->recv->credit_issued();
+  }
+  return l;
+}
+
+// credit.csv: the credit ledger per host, as a sender (its PDCs' credit) and as a receiver (the
+// PDCs sending to it); credit_trace.csv: issued and used credit over time for one receiver.
+std::vector<std::pair<std::string, std::string>> UetTransport::files() const {
+  if (!cfg_.receiver_credit) return {};
+  std::vector<CreditLedger> as_sender(net_.host_count());
+  std::vector<CreditLedger> as_receiver(net_.host_count());
+  for (const Pair* p : order_) {
+    CreditLedger l = p->send->credit()->ledger();
+    l.issued = p->recv->credit_issued();
+    as_sender[p->send->src()] += l;
+    as_receiver[p->send->dst()] += l;
+  }
+  std::string csv =
+      "host,role,issued,received,spec,used,clipped,zeroed_spec,expired,remaining,wasted\n";
+  auto row = [&csv](size_t h, const char* role, const CreditLedger& l) {
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", h, role, l.issued, l.received, l.spec,
+                       l.used, l.clipped, l.zeroed_spec, l.expired, l.remaining, l.wasted());
+  };
+  for (size_t h = 0; h < as_sender.size(); ++h) {
+    if (as_sender[h].spec + as_sender[h].received > 0) row(h, "sender", as_sender[h]);
+    if (as_receiver[h].issued > 0) row(h, "receiver", as_receiver[h]);
+  }
+  std::vector<std::pair<std::string, std::string>> out{{"credit.csv", csv}};
+  if (cfg_.credit_trace_host >= 0) {
+    std::string t = "time_us,issued_bytes,used_bytes\n";
+    for (const CreditSample& c : credit_trace_) {
+      t += fmt::format("{:.3f},{},{}\n", c.at.us_f(), c.issued, c.used);
+    }
+    out.emplace_back("credit_trace.csv", t);
+  }
+  return out;
 }
 
 UetTransport::~UetTransport() = default;
@@ -665,23 +986,96 @@ const CongestionControl* UetTransport::pdc_cc(uint32_t src, uint32_t dst) const 
 }
 
 std::vector<std::pair<std::string, uint64_t>> UetTransport::counters() const {
-  return {{"acks", counters_.acks},
-          {"nacks", counters_.nacks},
-          {"trimmed_nacks", counters_.trimmed_nacks},
-          {"trims_seen", counters_.trims_seen},
-          {"timeouts", counters_.timeouts},
-          {"rtx_nack", counters_.rtx_nack},
-          {"rtx_timeout", counters_.rtx_timeout},
-          {"duplicates", counters_.spurious},
-          {"out_of_window", counters_.out_of_window},
-          {"pdcs", counters_.pdcs},
-          {"pdc_closes", counters_.closes},
-          {"stale", counters_.stale}};
+  std::vector<std::pair<std::string, uint64_t>> c{{"acks", counters_.acks},
+                                                  {"nacks", counters_.nacks},
+                                                  {"trimmed_nacks", counters_.trimmed_nacks},
+                                                  {"trims_seen", counters_.trims_seen},
+                                                  {"timeouts", counters_.timeouts},
+                                                  {"rtx_nack", counters_.rtx_nack},
+                                                  {"rtx_timeout", counters_.rtx_timeout},
+                                                  {"duplicates", counters_.spurious},
+                                                  {"out_of_window", counters_.out_of_window},
+                                                  {"pdcs", counters_.pdcs},
+                                                  {"pdc_closes", counters_.closes},
+                                                  {"stale", counters_.stale}};
+  if (!cfg_.receiver_credit) return c;
+  const CreditLedger l = credit_total();
+  const auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
+  c.insert(c.end(), {{"credit_grants", counters_.grants},
+                     {"credit_requests", counters_.credit_requests},
+                     {"credit_flagged", counters_.flagged},
+                     {"credit_issued", u(l.issued)},
+                     {"credit_received", u(l.received)},
+                     {"credit_spec", u(l.spec)},
+                     {"credit_used", u(l.used)},
+                     {"credit_clipped", u(l.clipped)},
+                     {"credit_zeroed_spec", u(l.zeroed_spec)},
+                     {"credit_expired", u(l.expired)},
+                     {"credit_remaining", u(std::max<int64_t>(l.remaining, 0))},
+                     {"credit_wasted", u(l.wasted())}});
+  return c;
 }
 
 // ---- the kind --------------------------------------------------------------------------------
 
 namespace {
+
+// Receiver credit (RCCC) and seed 001's fix: keys in [transport.uet].
+void load_credit(Section& u, UetConfig* c) {
+  c->receiver_credit = u.boolean(
+      "receiver_credit", false,
+      "RCCC (REFERENCE.md §4.6): the receiver's pacer grants credit at pacer_fraction of its "
+      "NIC rate, a sender sends only with credit (a new PDC speculates one max window first); "
+      "with cc = \"none\" credit alone, else together with the window CC");
+  c->credit.quantum = u.bytes("credit_quantum", Bytes(c->credit.quantum), Bytes(1), Bytes(65536),
+                              "bytes per pull number (uet-htsim's 256 B) [UNVERIFIED]")
+                          .count();
+  c->credit_fix.c0 = u.real("credit_coefficient", c->credit_fix.c0, 0.01, 1024,
+                            "CBRC's MTU coefficient: a grant is this x credit_mtu (uet-htsim: 4 "
+                            "x 4,096 B = 16 KiB, whatever the MTU)");
+  const int64_t unit = u.bytes("credit_mtu", Bytes(4096), Bytes(256), Bytes(1 << 20),
+                               "the MTU of the grant formula (uet-htsim's built-in 4,096 B)")
+                           .count();
+  c->pacer_fraction = u.real("pacer_fraction", c->pacer_fraction, 0.01, 1.0,
+                             "the pacer grants credit at this fraction of the NIC rate (0.99)");
+  const bool speculate =
+      u.boolean("speculate", true, "a new PDC sends a speculative window before any credit");
+  const int64_t spec = u.bytes("spec_window", Bytes(0), Bytes(0), Bytes(int64_t{1} << 40),
+                               "speculative credit of a new PDC (0 = the max window, 1.5 BDP)")
+                           .count();
+  c->spec_window = !speculate ? 0 : spec > 0 ? spec : -1;
+  c->credit.divide = u.boolean("divide_pull_target", true,
+                               "divide the pull target by the PDCs sending from the NIC "
+                               "(uet-htsim)");
+  c->credit.fix = u.boolean("credit_waste_fix", false,
+                            "seed 001: a sender whose credit passes fix_cap flags its data; "
+                            "the receiver then cuts that sender's grant coefficient (AIMD, ASL "
+                            "and ISL) at each credit-timer tick, and restores it when the flag "
+                            "stops [UNVERIFIED formulas]");
+  c->fix_cap = u.bytes("fix_cap", Bytes(0), Bytes(0), Bytes(int64_t{1} << 40),
+                       "seed 001: the accumulated-credit cap (0 = 2/3 of the max window, one "
+                       "BDP) [UNVERIFIED]")
+                   .count();
+  c->credit_fix.beta = u.real("fix_beta", c->credit_fix.beta, 0.0, 1.0,
+                              "seed 001: multiplicative decrease per consecutive flagged packet "
+                              "(ASL c0 x beta^n, ISL floor(k x beta^n)) [UNVERIFIED]");
+  c->credit_fix.k = static_cast<int>(
+      u.integer("fix_k", c->credit_fix.k, 1, 1024,
+                "seed 001: the ISL credit coefficient k (slow pulls grant k x credit_mtu) "
+                "[UNVERIFIED]"));
+  c->credit_fix.m = static_cast<int>(
+      u.integer("fix_m", c->credit_fix.m, 0, 1024,
+                "seed 001: the ISL additive step m per tick after the flag stops, never above k "
+                "[UNVERIFIED]"));
+  c->fix_flag_ones =
+      u.choice("fix_flag", "ones", {"ones", "zeros"},
+               "seed 001: the flag is the 24-bit target field all 1s or all 0s") == "ones";
+  c->credit_trace_host = static_cast<int>(
+      u.integer("credit_trace_host", -1, -1, INT32_MAX,
+                "write credit_trace.csv: credit this receiver issued and its senders used, "
+                "over time (-1 = none)"));
+  c->credit_unit = unit;
+}
 
 class UetKind final : public TransportKind {
  public:
@@ -731,8 +1125,13 @@ class UetKind final : public TransportKind {
     c.close_after =
         u.time("close_after", c.close_after, "idle time before a PDC is closed [UNVERIFIED]");
     c.entropy = load_entropy_config(u);
+    load_credit(u, &c);
     if (!u.describing() && c.mode == PdsMode::kUud && c.complete_on_ack) {
       u.fail("completion", "\"delivered\" with mode = \"uud\" (nothing acknowledges UUD)");
+    }
+    if (!u.describing() && c.receiver_credit && !has_pdc_life(c.mode)) {
+      u.fail("receiver_credit", "false with mode = \"rudi\" or \"uud\" (credit runs per PDC: "
+                                "rud or rod)");
     }
     u.finish();
     c.trimming = env.trimming;

@@ -34,6 +34,7 @@
 #include "transport/flow.h"
 #include "transport/kind.h"
 #include "transport/transport.h"
+#include "transport/uet/credit.h"
 
 namespace fabsim {
 
@@ -61,6 +62,17 @@ struct UetConfig {
   bool complete_on_ack = false;      // completion = "acked"
   bool trimming = false;             // the fabric trims (network.trim.enabled): NSCC's target
   CcConfig cc;
+  /// Receiver credit (RCCC, REFERENCE.md §4.6): a sender sends only what the receiver's pacer
+  /// granted, after a speculative first window. With or without a window CC (cc = "none").
+  bool receiver_credit = false;
+  CreditConfig credit;           // quantum, divide, fix (max_credit, mtu, caps: derived)
+  CreditFixConfig credit_fix;    // c0 (grant = c0 x 4,096 B), and seed 001's beta, k, m
+  int64_t credit_unit = 4096;    // the MTU of the grant formula (credit_mtu)
+  double pacer_fraction = 0.99;  // the pacer grants this fraction of the NIC rate
+  int64_t spec_window = -1;      // speculative credit of a new PDC (-1 = the max window)
+  int64_t fix_cap = 0;           // seed 001's cap (0 = 2/3 of the max window: one BDP)
+  bool fix_flag_ones = true;     // the flag: target field all 1s (else all 0s)
+  int credit_trace_host = -1;    // credit_trace.csv: issued and used credit of this receiver
 };
 
 class UetTransport : public Transport {
@@ -71,6 +83,7 @@ class UetTransport : public Transport {
   void finish() override;
   std::vector<std::pair<std::string, uint64_t>> counters() const override;
   bool needs_int() const override { return needs_int_; }
+  std::vector<std::pair<std::string, std::string>> files() const override;
 
   /// The derived timeout, window and base round trip every PDC runs with.
   Time rto() const { return rto_; }
@@ -80,22 +93,37 @@ class UetTransport : public Transport {
   const CongestionControl* pdc_cc(uint32_t src, uint32_t dst) const;
 
   struct Counters {
-    uint64_t acks = 0;           // ACKs sent (RUDI responses included)
-    uint64_t nacks = 0;          // NACKs sent
-    uint64_t trimmed_nacks = 0;  // of which for a trimmed packet
-    uint64_t timeouts = 0;       // PSNs expired by the retransmission timer
-    uint64_t rtx_nack = 0;       // retransmissions after a NACK (or ROD rewind)
-    uint64_t rtx_timeout = 0;    // retransmissions after a timeout
-    uint64_t spurious = 0;       // data arrivals already received (duplicates)
-    uint64_t trims_seen = 0;     // trimmed headers that reached a receiver
-    uint64_t out_of_window = 0;  // arrivals beyond the receiver's window (discarded)
-    uint64_t pdcs = 0;           // PDCs opened (set up by SYN data packets)
-    uint64_t closes = 0;         // Close frames sent (resends included)
-    uint64_t stale = 0;          // data arrivals for a closed PDC (discarded)
+    uint64_t acks = 0;             // ACKs sent (RUDI responses included)
+    uint64_t nacks = 0;            // NACKs sent
+    uint64_t trimmed_nacks = 0;    // of which for a trimmed packet
+    uint64_t timeouts = 0;         // PSNs expired by the retransmission timer
+    uint64_t rtx_nack = 0;         // retransmissions after a NACK (or ROD rewind)
+    uint64_t rtx_timeout = 0;      // retransmissions after a timeout
+    uint64_t spurious = 0;         // data arrivals already received (duplicates)
+    uint64_t trims_seen = 0;       // trimmed headers that reached a receiver
+    uint64_t out_of_window = 0;    // arrivals beyond the receiver's window (discarded)
+    uint64_t pdcs = 0;             // PDCs opened (set up by SYN data packets)
+    uint64_t closes = 0;           // Close frames sent (resends included)
+    uint64_t stale = 0;            // data arrivals for a closed PDC (discarded)
+    uint64_t grants = 0;           // credit packets sent by receivers' pacers
+    uint64_t credit_requests = 0;  // credit request control packets sent
+    uint64_t flagged = 0;          // data packets carrying seed 001's flag
   };
   const Counters& stats() const { return counters_; }
+  /// Receiver credit: the ledger of the PDC from `src` to `dst`, and summed over all PDCs.
+  CreditLedger credit_ledger(uint32_t src, uint32_t dst) const;
+  CreditLedger credit_total() const;
+  /// The pacer state of the PDC from `src` to `dst` at its receiver (tests).
+  const CreditScheduler* pacer(uint32_t host) const;
+  struct CreditSample {
+    Time at;
+    int64_t issued = 0;  // cumulative credit the traced receiver granted
+    int64_t used = 0;    // cumulative frame bytes its senders sent against credit
+  };
+  const std::vector<CreditSample>& credit_trace() const { return credit_trace_; }
 
  private:
+  class Pacer;
   class Pdc;
   class PdcReceiver;
   struct Pair {
@@ -116,8 +144,18 @@ class UetTransport : public Transport {
   std::vector<Pair*> order_;  // creation order (determinism)
   std::unordered_map<uint32_t, std::vector<int>> hops_;
   Counters counters_;
-  PacketType close_{};      // PDS control: Close
-  PacketType close_ack_{};  // PDS control: the target's answer to a Close
+  PacketType close_{};       // PDS control: Close
+  PacketType close_ack_{};   // PDS control: the target's answer to a Close
+  PacketType credit_{};      // PDS control: Credit (cumulative pull number in seq)
+  PacketType credit_req_{};  // PDS control: Credit Request (pull target in ext)
+  Time time_per_quantum_;    // the pacers' time per credit quantum
+  std::vector<std::unique_ptr<Pacer>> pacers_;  // by receiving host, built on first use
+  std::vector<int> sending_pdcs_;               // by host: PDCs with data (pull target divisor)
+  std::vector<CreditSample> credit_trace_;
+  int64_t trace_issued_ = 0;
+  int64_t trace_used_ = 0;
+  Pacer& pacer_of(uint32_t host);
+  void trace_credit(int64_t issued, int64_t used);
 };
 
 std::unique_ptr<TransportKind> make_uet_kind();
