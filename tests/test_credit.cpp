@@ -1,0 +1,428 @@
+// Receiver credit for UET (issue 18): the sender's credit, the receiver's pacer lists and seed
+// 001's AIMD, each against exact state; then on a fabric: one sender paced to the link, a 31:1
+// incast under credit alone, the fix lowering wasted credit, and the credit ledger balanced.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>    // pow
+#include <string>   // scenarios
+#include <utility>  // pair
+
+#include "conserved.h"
+#include "scenario/runner.h"
+#include "scenario/scenario.h"
+#include "transport/uet/credit.h"
+#include "transport/uet/uet.h"
+
+namespace fabsim {
+namespace {
+
+CreditConfig source_config() {
+  CreditConfig c;
+  c.quantum = 256;
+  c.max_credit = 175'000;
+  c.spec_window = 100'000;
+  c.mtu = 4'188;
+  c.fix = true;
+  c.fix_cap = 116'000;
+  return c;
+}
+
+// ---- the sender's credit -----------------------------------------------------------------------
+
+TEST(CreditSource, SpeculatesThenLivesOnGrants) {
+  CreditSource c(source_config());
+  c.open();
+  EXPECT_TRUE(c.speculating());
+  EXPECT_EQ(c.credit(), 100'000);
+  c.spend(4'188);
+  EXPECT_EQ(c.credit(), 95'812);
+  // The first ACK (or NACK, or grant) ends speculation: what is left is dropped.
+  c.end_speculation();
+  EXPECT_FALSE(c.speculating());
+  EXPECT_EQ(c.credit(), 0);
+  EXPECT_EQ(c.ledger().zeroed_spec, 95'812);
+  // A grant is the difference of cumulative pull numbers, in quanta.
+  EXPECT_EQ(c.grant(64), 64 * 256);
+  EXPECT_EQ(c.credit(), 16'384);
+  EXPECT_EQ(c.grant(64), 0);  // repeated
+  EXPECT_EQ(c.grant(10), 0);  // old (reordered)
+  EXPECT_EQ(c.grant(128), 16'384);
+  // It may send while credit > 0, so it goes negative by less than one frame.
+  for (int i = 0; i < 8; ++i) c.spend(4'188);
+  EXPECT_EQ(c.credit(), 32'768 - 8 * 4'188);
+  EXPECT_FALSE(c.can_send());
+  const CreditLedger l = c.ledger();
+  EXPECT_EQ(l.spec + l.received, l.used + l.clipped + l.zeroed_spec + l.expired + l.remaining);
+}
+
+TEST(CreditSource, ClipsAtTheCeilingAndExpiresWhatIsLeft) {
+  CreditSource c(source_config());
+  c.grant(600);  // 153,600 B
+  c.grant(800);  // +51,200: 29,800 above the 175,000 ceiling
+  EXPECT_EQ(c.credit(), 175'000);
+  EXPECT_EQ(c.ledger().clipped, 204'800 - 175'000);
+  c.spend(75'000);
+  c.expire();
+  EXPECT_EQ(c.credit(), 0);
+  EXPECT_EQ(c.ledger().expired, 100'000);
+  EXPECT_EQ(c.ledger().wasted(), 29'800 + 100'000);
+}
+
+// REFERENCE.md §4.6: pt = min(min(backlog + rtx, cwnd + MTU), maxwnd) - credit; at least one
+// MTU while speculating with data; divided by the NIC's sending PDCs; plus the pull number;
+// rounded up to quanta.
+TEST(CreditSource, PullTargetFollowsTheFormula) {
+  CreditConfig cfg = source_config();
+  CreditSource c(cfg);
+  c.grant(100);     // pull 100, credit 25,600
+  c.spend(25'600);  // credit 0
+  EXPECT_EQ(c.pull_target(50'000, 0, -1, 1), 100U + (50'000 + 255) / 256);
+  EXPECT_EQ(c.pull_target(50'000, 8'376, -1, 1), 100U + (58'376 + 255) / 256);
+  EXPECT_EQ(c.pull_target(1'000'000, 0, -1, 1), 100U + (175'000 + 255) / 256);     // maxwnd
+  EXPECT_EQ(c.pull_target(1'000'000, 0, 20'000, 1), 100U + (24'188 + 255) / 256);  // cwnd+MTU
+  EXPECT_EQ(c.pull_target(50'000, 0, -1, 4), 100U + (12'500 + 255) / 256);         // divided
+  c.grant(300);  // credit 51,200 above a 50,000 demand: nothing more asked
+  EXPECT_EQ(c.pull_target(50'000, 0, -1, 1), 300U);
+  CreditSource s(cfg);
+  s.open();  // speculating with 100,000 of credit and 2,000 B to send: asks one MTU
+  EXPECT_EQ(s.pull_target(2'000, 0, -1, 1), (4'188U + 255) / 256);
+}
+
+// Seed 001: the flag goes up exactly when the credit passes the cap and down when it falls to
+// it; never while speculating.
+TEST(CreditSource, FlagExactlyAboveTheCap) {
+  CreditSource c(source_config());
+  c.open();
+  c.grant(1000);  // far above the cap, but speculating
+  EXPECT_FALSE(c.flagged());
+  c.end_speculation();  // drops everything
+  c.grant(1000 + 453);  // 115,968 B: below the cap of 116,000
+  EXPECT_FALSE(c.flagged());
+  c.grant(1000 + 454);  // 116,224 B: passes it
+  EXPECT_TRUE(c.flagged());
+  c.spend(224);  // exactly the cap: not above
+  EXPECT_FALSE(c.flagged());
+  c.grant(1000 + 455);
+  EXPECT_TRUE(c.flagged());
+  CreditConfig off = source_config();
+  off.fix = false;
+  CreditSource n(off);
+  n.grant(1000);
+  EXPECT_FALSE(n.flagged());  // no flag without the fix
+}
+
+// ---- seed 001's AIMD -------------------------------------------------------------------------
+
+TEST(CreditWasteFix, AslCoefficientHalvesPerFlaggedPacketAndIsRestored) {
+  CreditFixConfig cfg;  // c0 4, beta 0.5, k 4, m 1
+  CreditWasteFix f(cfg);
+  EXPECT_DOUBLE_EQ(f.asl_coefficient(), 4.0);
+  for (int n = 1; n <= 6; ++n) {
+    f.on_data(true);
+    EXPECT_EQ(f.n(), n);
+    EXPECT_DOUBLE_EQ(f.asl_coefficient(), 4.0 * std::pow(0.5, n));
+  }
+  f.on_data(false);
+  EXPECT_DOUBLE_EQ(f.asl_coefficient(), 4.0);
+  // A new run of flags counts from 1 again.
+  f.on_data(true);
+  EXPECT_EQ(f.n(), 1);
+  EXPECT_DOUBLE_EQ(f.asl_coefficient(), 2.0);
+}
+
+TEST(CreditWasteFix, IslCoefficientFloorsThenRisesByMUpToK) {
+  CreditFixConfig cfg;
+  cfg.k = 8;
+  cfg.m = 2;
+  CreditWasteFix f(cfg);
+  EXPECT_DOUBLE_EQ(f.isl_coefficient_tick(), 8.0);
+  f.on_data(true);
+  f.on_data(true);
+  f.on_data(true);  // n = 3: floor(8 / 8) = 1
+  EXPECT_DOUBLE_EQ(f.isl_coefficient_tick(), 1.0);
+  EXPECT_DOUBLE_EQ(f.isl_coefficient_tick(), 1.0);  // stays while flagged
+  f.on_data(false);
+  EXPECT_DOUBLE_EQ(f.isl_coefficient_tick(), 3.0);  // floor + m
+  EXPECT_DOUBLE_EQ(f.isl_coefficient_tick(), 5.0);
+  EXPECT_DOUBLE_EQ(f.isl_coefficient_tick(), 7.0);
+  EXPECT_DOUBLE_EQ(f.isl_coefficient_tick(), 8.0);  // never above k
+  EXPECT_DOUBLE_EQ(f.isl_coefficient_tick(), 8.0);
+  cfg.k = 3;  // n = 2 with k = 3: floor(0.75) = 0 grants nothing
+  CreditWasteFix g(cfg);
+  g.on_data(true);
+  g.on_data(true);
+  EXPECT_DOUBLE_EQ(g.isl_coefficient_tick(), 0.0);
+}
+
+// ---- the receiver's pacer lists ----------------------------------------------------------------
+
+TEST(CreditScheduler, ActiveSendersRoundRobinThenSlowPulls) {
+  CreditPacerConfig cfg;  // 256 B quanta, 4,096 B unit, c0 = k = 4: 64 quanta per grant
+  cfg.slow_budget = 20'000;
+  CreditScheduler s(cfg);
+  const uint32_t a = s.add_sender();
+  const uint32_t b = s.add_sender();
+  CreditScheduler::Grant g;
+  EXPECT_FALSE(s.tick(&g));  // no demand: the pacer sleeps
+  s.on_data(a, 100, false);
+  s.on_data(b, 30, false);
+  ASSERT_TRUE(s.tick(&g));
+  EXPECT_EQ(g.sender, a);
+  EXPECT_EQ(g.quanta, 64);
+  EXPECT_EQ(g.pull, 64U);
+  ASSERT_TRUE(s.tick(&g));
+  EXPECT_EQ(g.sender, b);
+  EXPECT_EQ(g.quanta, 30);  // at most the demand
+  EXPECT_EQ(s.list(b), CreditScheduler::List::kIdle);
+  ASSERT_TRUE(s.tick(&g));
+  EXPECT_EQ(g.sender, a);
+  EXPECT_EQ(g.quanta, 36);
+  EXPECT_EQ(g.from, CreditScheduler::List::kActive);
+  // Both satisfied: slow pulls of k x 4,096 B each, up to 20,000 B per idle spell.
+  ASSERT_TRUE(s.tick(&g));
+  EXPECT_EQ(g.from, CreditScheduler::List::kIdle);
+  EXPECT_EQ(g.sender, b);
+  EXPECT_EQ(g.quanta, 64);
+  ASSERT_TRUE(s.tick(&g));
+  EXPECT_EQ(g.sender, a);
+  ASSERT_TRUE(s.tick(&g));
+  EXPECT_EQ(g.sender, b);
+  EXPECT_EQ(g.quanta, (20'000 - 16'384 + 255) / 256);  // what is left of the budget
+  EXPECT_EQ(s.issued(b), (30 + 64 + 15) * 256);
+  ASSERT_TRUE(s.tick(&g));
+  EXPECT_EQ(g.sender, a);
+  EXPECT_FALSE(s.tick(&g));
+  // New demand brings a sender back to the active list.
+  s.on_data(a, s.latest_pull(a) + 10, false);
+  ASSERT_TRUE(s.tick(&g));
+  EXPECT_EQ(g.sender, a);
+  EXPECT_EQ(g.quanta, 10);
+  s.close(a);
+  s.close(b);
+  EXPECT_FALSE(s.tick(&g));
+}
+
+// With the fix a flagged sender's grant shrinks with its run of flags (64 -> 32 -> 16 quanta),
+// and its flagged packets carry no target; unflagged, it gets 64 again.
+TEST(CreditScheduler, FlaggedSenderGetsTheDecreasedCoefficient) {
+  CreditPacerConfig cfg;
+  cfg.fix = true;
+  CreditScheduler s(cfg);
+  const uint32_t a = s.add_sender();
+  s.on_data(a, 1000, false);
+  s.on_data(a, 5, true);  // n = 1, target kept at 1000
+  EXPECT_EQ(s.highest_target(a), 1000U);
+  CreditScheduler::Grant g;
+  ASSERT_TRUE(s.tick(&g));
+  EXPECT_EQ(g.quanta, 32);
+  s.on_data(a, 0, true);  // n = 2
+  ASSERT_TRUE(s.tick(&g));
+  EXPECT_EQ(g.quanta, 16);
+  s.on_data(a, 1000, false);
+  ASSERT_TRUE(s.tick(&g));
+  EXPECT_EQ(g.quanta, 64);
+}
+
+// ---- on a fabric --------------------------------------------------------------------------------
+
+std::string credit_fabric(int hosts, const std::string& extra, const std::string& cc = "none") {
+  return fmt::format(R"(
+name = "credit"
+[simulation]
+stop_time = "100ms"
+[topology]
+kind = "leaf_spine"
+servers = {0}
+gpus_per_server = 1
+servers_per_leaf = 16
+spines = 2
+nic_rate = "100Gbps"
+uplink_rate = "100Gbps"
+host_link_delay = "1us"
+fabric_link_delay = "1us"
+[network.pfc]
+enabled = false
+[network.ecn]
+host_ports = false
+[transport]
+kind = "uet"
+payload = 4086
+cc = "{2}"
+{1}
+)",
+                     hosts, extra, cc);
+}
+
+// The credit ledger of every PDC balances, and no PDC received more than was issued to it.
+void expect_credit_balanced(const UetTransport& t) {
+  const CreditLedger l = t.credit_total();
+  EXPECT_GT(l.issued, 0);
+  EXPECT_LE(l.received, l.issued);
+  EXPECT_EQ(l.spec + l.received, l.used + l.clipped + l.zeroed_spec + l.expired + l.remaining);
+}
+
+// One sender, one receiver: after the speculative window the sender sends at the pacer's
+// rate, 0.99 of the link in frame bytes; with preamble and gap on the wire that is within 1 %
+// of the receiver's link rate.
+TEST(Credit, PacesOneSenderToTheReceiversLink) {
+  fabsim::Run run(load_scenario_text(credit_fabric(32, R"(
+[transport.uet]
+receiver_credit = true
+credit_trace_host = 16
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 0
+dst = 16
+bytes = "4MB"
+)"),
+                                     "one.toml"));
+  const RunResult r = execute_checked(run);
+  ASSERT_TRUE(r.flows[0].done);
+  const auto& t = dynamic_cast<const UetTransport&>(run.transport());
+  const auto& trace = t.credit_trace();
+  // Frame bytes sent against credit between 50 us and 300 us (the speculative window is gone).
+  const UetTransport::CreditSample* a = nullptr;
+  const UetTransport::CreditSample* b = nullptr;
+  for (const auto& s : trace) {
+    if (a == nullptr && s.at >= Time::us(50)) a = &s;
+    if (s.at <= Time::us(300)) b = &s;
+  }
+  ASSERT_TRUE(a != nullptr && b != nullptr);
+  const double frame_rate =
+      static_cast<double>(b->used - a->used) * 8 / (b->at - a->at).sec_f() / 1e9;
+  EXPECT_NEAR(frame_rate, 99.0, 0.5) << "Gb/s of frames";
+  const double wire_rate = frame_rate * (4'188.0 + 20) / 4'188.0;  // + preamble and gap
+  EXPECT_NEAR(wire_rate, 100.0, 1.0) << "Gb/s on the wire";
+  expect_credit_balanced(t);
+}
+
+// 31:1 incast of 1 MB each under credit alone. Every sender's speculative window plus one frame
+// of overdraw can reach the receiver's ToR port before any grant; after that grants come at
+// 0.99 of the rate the port drains, so they cannot raise the queue: bound = 31 x (max window +
+// frame). The port stays busy throughout (utilisation near 1), and nothing is dropped.
+// `trim`: without trimming (a buffer holding every window, and an RTO above the 0.4 ms of
+// queueing that speculation causes: htsim's 72.8 us would fire spuriously), or with UET's
+// trimming, which cuts the speculative excess above 1.5 x its threshold at the last hop.
+void incast31(bool trim) {
+  std::string extra = fmt::format(R"(
+[network.buffer]
+size = "32MB"
+[network.trim]
+enabled = {}
+[transport.uet]
+receiver_credit = true
+rto = "{}"
+[output]
+sample_interval = "1us"
+sample_ports = "downlinks"
+[workload]
+kind = "flows"
+)",
+                                  trim, trim ? "0us" : "2ms");
+  for (int s = 0; s < 31; ++s) {
+    extra += fmt::format("[[workload.flows]]\nsrc = {}\ndst = 0\nbytes = \"1MB\"\n", 32 + s);
+  }
+  fabsim::Run run(load_scenario_text(credit_fabric(64, extra), "incast31.toml"));
+  const RunResult r = execute_checked(run);
+  Time last;
+  for (const auto& f : r.flows) {
+    ASSERT_TRUE(f.done);
+    last = std::max(last, f.end);
+  }
+  EXPECT_EQ(r.ledger.total().dropped_total().packets, 0U);
+  const auto& t = dynamic_cast<const UetTransport&>(run.transport());
+  EXPECT_EQ(t.stats().timeouts, 0U);
+  int64_t peak = 0;
+  for (const PortSample& s : r.samples) {
+    if (r.series[s.series].node == "leaf0" && r.series[s.series].port == 0)
+      peak = std::max(peak, s.queue_bytes);
+  }
+  const int64_t bound =
+      trim ? run.trim_threshold().count() * 3 / 2 + 4'188 : 31 * (t.max_window() + 4'188);
+  EXPECT_LE(peak, bound);
+  EXPECT_GT(peak, bound / 2);  // the bound is the right order: speculation is what fills it
+  // 31 x 245 frames (+ preamble and gap) through one 100 Gb/s port: at least 97 % busy.
+  const double busy_us =
+      31.0 * (244 * (4'188 + 20) + (1'000'000 - 244 * 4'086 + 102 + 20)) * 8 / 100e3;
+  EXPECT_LT(last.us_f(), busy_us / 0.97) << "ideal " << busy_us << " us";
+  expect_credit_balanced(t);
+}
+
+TEST(Credit, Incast31StaysBelowTheSpeculativeBoundAndDropsNothing) {
+  incast31(/*trim=*/false);
+}
+
+TEST(Credit, Incast31WithTrimmingStaysBelowTheTrimBound) {
+  incast31(/*trim=*/true);
+}
+
+// Seed 001's many-to-many case (scenarios/seed001-shared-senders.toml): senders shared by four
+// receivers accumulate credit they cannot use; the fix lowers the credit wasted.
+TEST(Credit, FixLowersWastedCreditWhenSendersAreShared) {
+  CreditLedger waste[2];
+  uint64_t flagged[2] = {0, 0};
+  for (int fix = 0; fix < 2; ++fix) {
+    fabsim::Run run(load_scenario(
+        std::string(FABSIM_SOURCE_DIR) + "/scenarios/seed001-shared-senders.toml",
+        {fmt::format("transport.uet.credit_waste_fix={}", fix != 0 ? "true" : "false")}));
+    const RunResult r = execute_checked(run);
+    for (const auto& f : r.flows) EXPECT_TRUE(f.done);
+    const auto& t = dynamic_cast<const UetTransport&>(run.transport());
+    waste[fix] = t.credit_total();
+    flagged[fix] = t.stats().flagged;
+    expect_credit_balanced(t);
+  }
+  EXPECT_EQ(flagged[0], 0U);
+  EXPECT_GT(flagged[1], 0U);
+  EXPECT_LT(waste[1].wasted(), waste[0].wasted());
+  EXPECT_LT(waste[1].issued, waste[0].issued);
+}
+
+// Credit together with NSCC (both on, as the spec allows) and in ROD: same seed, same run; the
+// ledger balances.
+TEST(Credit, DeterministicWithNsccAndInOrderDelivery) {
+  for (const auto& [cc, mode] : {std::pair{"nscc", "rud"}, std::pair{"none", "rod"}}) {
+    std::string extra = fmt::format(
+        "[network.trim]\nenabled = true\n[transport.uet]\nmode = \"{}\"\nreceiver_credit = "
+        "true\n[workload]\nkind = \"flows\"\n",
+        mode);
+    for (int s = 0; s < 8; ++s) {
+      extra +=
+          fmt::format("[[workload.flows]]\nsrc = {}\ndst = {}\nbytes = \"500kB\"\n", 16 + s, s % 2);
+    }
+    auto once = [&] {
+      fabsim::Run run(load_scenario_text(credit_fabric(32, extra, cc), "both.toml"));
+      const RunResult r = execute_checked(run);
+      for (const auto& f : r.flows) EXPECT_TRUE(f.done) << cc << " " << mode;
+      expect_credit_balanced(dynamic_cast<const UetTransport&>(run.transport()));
+      return r;
+    };
+    const RunResult a = once();
+    const RunResult b = once();
+    EXPECT_EQ(a.transport_counters, b.transport_counters) << cc << " " << mode;
+    for (size_t i = 0; i < a.flows.size(); ++i) EXPECT_EQ(a.flows[i].end, b.flows[i].end);
+  }
+}
+
+// Credit runs per PDC: RUDI and UUD are refused with the key named.
+TEST(Credit, RefusedWithoutPdcState) {
+  for (const char* mode : {"rudi", "uud"}) {
+    const std::string text =
+        credit_fabric(32, fmt::format("[transport.uet]\nmode = \"{}\"\nreceiver_credit = true\n"
+                                      "[workload]\nkind = \"permutation\"\n",
+                                      mode));
+    try {
+      (void)load_scenario_text(text, "bad.toml");
+      ADD_FAILURE() << mode << " accepted";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("transport.uet.receiver_credit"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fabsim
