@@ -407,6 +407,38 @@ TEST(Credit, DeterministicWithNsccAndInOrderDelivery) {
   }
 }
 
+// A second message on an open PDC whose credit expired with the first: no data packet can
+// carry its demand, so the sender sends a Credit Request, and the message completes.
+TEST(Credit, ANewMessageWithoutCreditAsksForIt) {
+  fabsim::Run run(load_scenario_text(credit_fabric(32, R"(
+[transport.uet]
+receiver_credit = true
+pdc_close = false
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 0
+dst = 16
+bytes = "300kB"
+[[workload.flows]]
+src = 0
+dst = 16
+bytes = "300kB"
+start = "200us"
+)"),
+                                     "second.toml"));
+  const RunResult r = execute_checked(run);
+  ASSERT_TRUE(r.flows[0].done && r.flows[1].done);
+  const auto& t = dynamic_cast<const UetTransport&>(run.transport());
+  EXPECT_EQ(t.stats().credit_requests, 1U);
+  EXPECT_EQ(t.stats().pdcs, 1U);
+  // No speculation on the open PDC: one request's round trip later than the first message,
+  // which speculated (at most 300 kB at the pacer's rate plus a round trip).
+  EXPECT_GT(r.flows[1].fct(), r.flows[0].fct());
+  EXPECT_LT(r.flows[1].fct(), Time::us(300'000 * 8 / 99'000 + 30));
+  expect_credit_balanced(t);
+}
+
 // Credit runs per PDC: RUDI and UUD are refused with the key named.
 TEST(Credit, RefusedWithoutPdcState) {
   for (const char* mode : {"rudi", "uud"}) {

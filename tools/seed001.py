@@ -100,7 +100,7 @@ ranks = 32
 first = 0
 count = 4
 [[workload.jobs.ops]]
-kind = "alltoall"
+type = "alltoall"
 bytes = "8MiB"
 """
 
@@ -127,6 +127,91 @@ def write():
         print(f"wrote scenarios/seed001-{name}.toml")
 
 
+LINE = 100e9
+MSS, HDR = 4086, 102
+
+
+def frame_bytes(b):
+    return b + -(-b // MSS) * HDR
+
+
+def measure(out):
+    """Wasted credit, receiver link utilisation, FCT p99 and the last completion of one run."""
+    s = json.load((out / "summary.json").open())
+    counters = s["transport"]
+    rows = list(csv.DictReader((out / "flows.csv").open()))
+    fcts = sorted(int(r["fct_ps"]) / 1e6 for r in rows if int(r["fct_ps"]) >= 0)
+    per_recv = {}
+    for r in rows:
+        d = per_recv.setdefault(r["dst"], [0, None, 0])
+        d[0] += frame_bytes(int(r["bytes"]))
+        start = int(r["start_ps"])
+        d[1] = start if d[1] is None else min(d[1], start)
+        d[2] = max(d[2], int(r["end_ps"]))
+    util = [b * 8 / ((end - start) / 1e12) / LINE for b, start, end in per_recv.values()
+            if end > start]
+    jobs = s.get("jobs") or []
+    return {
+        "issued": counters["credit_issued"], "wasted": counters["credit_wasted"],
+        "clipped": counters["credit_clipped"], "expired": counters["credit_expired"],
+        "flagged": counters["credit_flagged"], "util": sum(util) / len(util),
+        "util_min": min(util),
+        "p99": fcts[max(0, -(-99 * len(fcts) // 100) - 1)], "last": fcts[-1],
+        "jct": max((j["jct_ps"] / 1e6 for j in jobs), default=None),
+        "done": len(fcts) == len(rows),
+    }
+
+
+def plot_trace(out, title, png):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    for tag, style in (("no fix", "-"), ("fix", "--")):
+        rows = list(csv.DictReader((out[tag] / "credit_trace.csv").open()))
+        t = [float(r["time_us"]) for r in rows]
+        ax.plot(t, [int(r["issued_bytes"]) / 1e6 for r in rows], style, label=f"issued ({tag})")
+        ax.plot(t, [int(r["used_bytes"]) / 1e6 for r in rows], style, label=f"used ({tag})")
+    ax.set_xlabel("time (us)")
+    ax.set_ylabel("cumulative credit (MB)")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png, dpi=120)
+
+
+def run(fabsim, out_dir):
+    out_dir = pathlib.Path(out_dir).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    print("| scenario | divide_pull_target | fix | credit issued (MB) | wasted (MB) | wasted / "
+          "issued | flagged packets | receiver link utilisation mean (min) | FCT p99 (us) | "
+          "last completion (us) |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name in ("shared-senders", "fanout4", "alltoall"):
+        for divide in ("true", "false"):
+            outs = {}
+            for fix in ("false", "true"):
+                tag = "fix" if fix == "true" else "no fix"
+                out = out_dir / f"{name}-divide_{divide}-fix_{fix}"
+                cmd = [fabsim, "run", str(ROOT / "scenarios" / f"seed001-{name}.toml"),
+                       "--set", f"transport.uet.credit_waste_fix={fix}",
+                       "--set", f"transport.uet.divide_pull_target={divide}",
+                       "--out", str(out)]
+                p = subprocess.run(cmd, capture_output=True, text=True)
+                if p.returncode != 0:
+                    sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
+                m = measure(out)
+                outs[tag] = out
+                last = m["jct"] if m["jct"] is not None else m["last"]
+                print(f"| {name} | {divide} | {'on' if fix == 'true' else 'off'} | "
+                      f"{m['issued'] / 1e6:,.1f} | {m['wasted'] / 1e6:,.2f} | "
+                      f"{m['wasted'] / m['issued'] * 100:.1f} % | {m['flagged']:,} | "
+                      f"{m['util']:.3f} ({m['util_min']:.3f}) | {m['p99']:,.1f} | {last:,.1f} |",
+                      flush=True)
+            plot_trace(outs, f"seed001-{name}, divide_pull_target={divide}",
+                       out_dir / f"credit-{name}-divide_{divide}.png")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("cmd", choices=["write", "run"])
@@ -135,3 +220,7 @@ if __name__ == "__main__":
     a = ap.parse_args()
     if a.cmd == "write":
         write()
+    else:
+        if not a.fabsim:
+            sys.exit("run needs --fabsim")
+        run(a.fabsim, a.out)

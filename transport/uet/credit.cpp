@@ -131,7 +131,9 @@ bool CreditScheduler::tick(Grant* g) {
     e.slow_left -= q * cfg_.quantum;
     grant(s, q, g);
     g->from = List::kIdle;
-    if (e.slow_left > 0) {
+    // A flagged sender whose ISL coefficient rounds to 0 leaves the list (it holds credit
+    // enough); its next unflagged packet or request brings it back.
+    if (e.slow_left > 0 && q > 0) {
       idle_.push_back(s);
     } else {
       e.list = List::kNone;

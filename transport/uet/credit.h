@@ -94,7 +94,11 @@ class CreditSource {
   /// Seed 001: the credit the receivers granted has passed the cap, so the next data packet
   /// carries the flag. Not while speculating: the speculative window is not accumulated
   /// credit, and a flag on the first packets would hide the PDC's demand from the receiver.
-  bool flagged() const { return cfg_.fix && !speculating_ && credit_ > cfg_.fix_cap; }
+  bool flagged() const { return flagged_at(credit_); }
+  /// The same test for an accumulated credit counted wider (the sending NIC's, seed 001).
+  bool flagged_at(int64_t accumulated) const {
+    return cfg_.fix && !speculating_ && accumulated > cfg_.fix_cap;
+  }
 
   int64_t credit() const { return credit_; }
   uint64_t pull() const { return pull_; }

@@ -254,11 +254,15 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       sim_.pool().release(p);
       return;
     }
-    if (credit_) credit_->end_speculation();  // the first ACK, NACK or grant ends it
+    if (credit_) {
+      credit_->end_speculation();  // the first ACK, NACK or grant ends it
+      sync_credit();
+    }
     if (p->type == t_.credit_) {
       awaiting_grant_ = false;
       credit_->grant(p->seq);
       if (messages_.empty()) credit_->expire();  // nothing left to send it on
+      sync_credit();
       sim_.pool().release(p);
       wake();
       return;
@@ -318,6 +322,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     if (!expired_.empty()) {
       if (credit_) {
         credit_->end_speculation();
+        sync_credit();
         // Resends need credit; with none, ask for it (at most once per round trip).
         if (!credit_->can_send() && now - last_request_ >= t_.base_rtt_) request_credit(now);
       }
@@ -344,7 +349,10 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     state_ = State::kOpen;
     syn_ = true;
     ++t_.counters_.pdcs;
-    if (credit_) credit_->open();  // a new PDC starts speculating
+    if (credit_) {
+      credit_->open();  // a new PDC starts speculating
+      sync_credit();
+    }
   }
 
   void send_close(Time now) {
@@ -461,7 +469,10 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       messages_.pop_front();
       if (messages_.empty()) {
         --t_.sending_pdcs_[src_];
-        if (credit_) credit_->expire();
+        if (credit_) {
+          credit_->expire();
+          sync_credit();
+        }
       }
       if (t_.cfg_.complete_on_ack) t_.flows_.complete(flow, now);
     }
@@ -494,16 +505,20 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   // The target is computed after the packet's credit and backlog are debited, as uet-htsim
   // does; the flag test (credit above the cap) is made before.
   void charge_credit(Packet& p) {
-    const bool flagged = credit_->flagged();
+    // Seed 001's "accumulated credit" of the sender: this PDC's, or its NIC's over every PDC
+    // (fix_scope), which is what a NIC shared by several receivers' credit accumulates.
+    const bool flagged =
+        credit_->flagged_at(t_.cfg_.fix_nic_scope ? t_.nic_credit_[src_] : credit_->credit());
     credit_->spend(p.size);
+    sync_credit();
     p.set_ext_at<uint32_t, 0>(wire_target(flagged));
     if (static_cast<int>(dst_) == t_.cfg_.credit_trace_host) t_.trace_credit(0, p.size);
   }
 
   // Data to send, no credit, and nothing in flight: no data packet will tell the receiver of
-  // demand it has not heard yet (a new message, or the last packets carried seed 001's flag
-  // instead of a target), so a Credit Request does. Asked again after an RTO if no grant came
-  // (the request or the grants may be lost).
+  // demand it has not heard yet (a new message after the last target was granted in full, or
+  // the last packets carried seed 001's flag instead of a target), so a Credit Request does. Asked
+  // again after an RTO if no grant came (the request or the grants may be lost).
   void check_starved(Time now, bool timer = false) {
     const bool data = sb_.has_retransmit() || sb_.nxt() < psn_end_;
     if (state_ != State::kOpen || credit_->can_send() || !data || sb_.in_flight_bytes() > 0) {
@@ -512,11 +527,20 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     const int64_t cwnd = cc_window_ == kUnlimitedWindow ? -1 : cc_window_.count();
     const uint64_t target =
         credit_->pull_target(backlog_, sb_.queued_bytes(), cwnd, t_.sending_pdcs_[src_]);
-    const bool unheard = advertised_flag_ || target > advertised_;
-    if (timer ? awaiting_grant_ : unheard && !starved_timer_.armed()) {
+    // The receiver still owes grants up to the last target it heard: they will come.
+    const bool unheard =
+        advertised_flag_ || (target > advertised_ && credit_->pull() >= advertised_);
+    const bool ask = unheard || (timer && awaiting_grant_);
+    if (ask && (timer || !starved_timer_.armed())) {
       request_credit(now);
       starved_timer_.arm(sim_.scheduler(), this, kStarved, now + t_.rto_);
     }
+  }
+
+  void sync_credit() {
+    const int64_t c = credit_->credit();
+    t_.nic_credit_[src_] += c - reported_credit_;
+    reported_credit_ = c;
   }
 
   // A Credit Request control packet (PDS type 8) carrying the pull target.
@@ -602,6 +626,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   Timer idle_timer_;
   Timer close_timer_;
   Timer starved_timer_;            // receiver credit: re-requests credit while starved
+  int64_t reported_credit_ = 0;    // this PDC's share of the NIC's credit sum
   uint64_t advertised_ = 0;        // the last pull target sent
   bool advertised_flag_ = false;   // the last data packet carried seed 001's flag instead
   bool awaiting_grant_ = false;    // a credit request is unanswered
@@ -854,6 +879,7 @@ UetTransport::UetTransport(Network& net, FlowTable& flows, const UetConfig& cfg)
   credit_ = kinds.kind(2, /*data=*/false);
   credit_req_ = kinds.kind(3, /*data=*/false);
   sending_pdcs_.assign(net.host_count(), 0);
+  nic_credit_.assign(net.host_count(), 0);
   if (cfg_.receiver_credit) {
     // The sender's credit ceiling and speculative window are the max window (uet-htsim's
     // configured maxwnd, 1.5 BDP); seed 001's cap defaults to one BDP.
@@ -1067,6 +1093,10 @@ void load_credit(Section& u, UetConfig* c) {
       u.integer("fix_m", c->credit_fix.m, 0, 1024,
                 "seed 001: the ISL additive step m per tick after the flag stops, never above k "
                 "[UNVERIFIED]"));
+  c->fix_nic_scope =
+      u.choice("fix_scope", "nic", {"nic", "pdc"},
+               "seed 001: whose accumulated credit is held against fix_cap: the sending NIC's "
+               "over all its PDCs (the patent's sender) or each PDC's own [UNVERIFIED]") == "nic";
   c->fix_flag_ones =
       u.choice("fix_flag", "ones", {"ones", "zeros"},
                "seed 001: the flag is the 24-bit target field all 1s or all 0s") == "ones";

@@ -71,6 +71,7 @@ struct UetConfig {
   double pacer_fraction = 0.99;  // the pacer grants this fraction of the NIC rate
   int64_t spec_window = -1;      // speculative credit of a new PDC (-1 = the max window)
   int64_t fix_cap = 0;           // seed 001's cap (0 = 2/3 of the max window: one BDP)
+  bool fix_nic_scope = true;     // the cap holds the NIC's credit (else each PDC's)
   bool fix_flag_ones = true;     // the flag: target field all 1s (else all 0s)
   int credit_trace_host = -1;    // credit_trace.csv: issued and used credit of this receiver
 };
@@ -150,7 +151,8 @@ class UetTransport : public Transport {
   PacketType credit_req_{};  // PDS control: Credit Request (pull target in ext)
   Time time_per_quantum_;    // the pacers' time per credit quantum
   std::vector<std::unique_ptr<Pacer>> pacers_;  // by receiving host, built on first use
-  std::vector<int> sending_pdcs_;               // by host: PDCs with data (pull target divisor)
+  std::vector<int64_t> nic_credit_;  // by host: credit held over its PDCs (seed 001 scope)
+  std::vector<int> sending_pdcs_;    // by host: PDCs with data (pull target divisor)
   std::vector<CreditSample> credit_trace_;
   int64_t trace_issued_ = 0;
   int64_t trace_used_ = 0;
