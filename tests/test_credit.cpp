@@ -299,6 +299,33 @@ bytes = "4MB"
   expect_credit_balanced(t);
 }
 
+// The credit timer bounds the grant rate: one 16 KiB grant per 5 us is 26.2 Gb/s, so a 2 MB
+// flow after its speculative window takes about (2 MB - window) / 26.2 Gb/s.
+TEST(Credit, TheCreditTimerBoundsTheGrantRate) {
+  fabsim::Run run(load_scenario_text(credit_fabric(32, R"(
+[transport.uet]
+receiver_credit = true
+credit_timer = "5us"
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 0
+dst = 16
+bytes = "2MB"
+)"),
+                                     "timer.toml"));
+  const RunResult r = execute_checked(run);
+  ASSERT_TRUE(r.flows[0].done);
+  const auto& t = dynamic_cast<const UetTransport&>(run.transport());
+  const CreditLedger l = t.credit_total();
+  // Everything sent beyond the speculative credit was granted at one grant per 5 us.
+  const double granted_us = static_cast<double>(l.used - (l.spec - l.zeroed_spec)) / 16'384 * 5;
+  // Plus the round trip before the first grant (about 10 us) and the last grant's packets'
+  // way to the receiver.
+  EXPECT_NEAR(r.flows[0].fct().us_f(), granted_us, 25.0);
+  EXPECT_GT(r.flows[0].fct().us_f(), 2'000'000 * 8 / 26'214.4 * 0.8);
+}
+
 // 31:1 incast of 1 MB each under credit alone. Every sender's speculative window plus one frame
 // of overdraw can reach the receiver's ToR port before any grant; after that grants come at
 // 0.99 of the rate the port drains, so they cannot raise the queue: bound = 31 x (max window +

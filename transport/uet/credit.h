@@ -164,12 +164,12 @@ class CreditWasteFix {
 ///  - else the ISL head (idle senders): "slow pull" grants of k x `mtu`, up to `slow_budget`
 ///    bytes per idle spell, then the sender leaves the lists.
 /// The next tick comes after the granted quanta at the pacing rate (the transport's timer);
-/// a tick that grants less than `min_quanta` costs that many (uet-htsim: 4 quanta).
+/// a tick that grants nothing costs 4 quanta (uet-htsim), and none is shorter than the
+/// transport's `credit_timer` when one is set.
 /// Pull numbers are cumulative quanta, so a lost grant is made good by the next.
 struct CreditPacerConfig {
   int64_t quantum = 256;
   int64_t mtu = 4096;       // the unit of the grant's coefficient (uet-htsim: 4,096 B)
-  int64_t min_quanta = 4;   // pacing time of a tick that grants less
   int64_t slow_budget = 0;  // ISL credit per idle spell (uet-htsim: one maxwnd)
   bool fix = false;         // seed 001's AIMD on the coefficients
   CreditFixConfig fix_cfg;  // c0 is also the coefficient without the fix

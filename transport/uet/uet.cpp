@@ -63,6 +63,9 @@ const char* mode_name(PdsMode m) {
 
 // ---- receiver credit pacer (one per receiving host) ------------------------------------------
 
+// A tick that grants nothing still takes the pacing time of this many quanta (uet-htsim).
+constexpr int64_t kZeroTickQuanta = 4;
+
 class UetTransport::Pacer : public EventTarget {
  public:
   Pacer(UetTransport& t, uint32_t host, const CreditPacerConfig& cfg)
@@ -85,7 +88,8 @@ class UetTransport::Pacer : public EventTarget {
     CreditScheduler::Grant g;
     if (!sched_.tick(&g)) return;  // nothing to grant: sleep until new demand
     if (g.quanta > 0) send(g, now);
-    next_ = now + t_.time_per_quantum_ * std::max<int64_t>(g.quanta, 1);
+    next_ = now + std::max(t_.time_per_quantum_ * (g.quanta > 0 ? g.quanta : kZeroTickQuanta),
+                           t_.cfg_.credit_timer);
     if (sched_.has_work()) timer_.arm(sim_.scheduler(), this, 0, next_);
   }
 
@@ -1100,6 +1104,10 @@ void load_credit(Section& u, UetConfig* c) {
   c->fix_flag_ones =
       u.choice("fix_flag", "ones", {"ones", "zeros"},
                "seed 001: the flag is the 24-bit target field all 1s or all 0s") == "ones";
+  c->credit_timer =
+      u.time("credit_timer", c->credit_timer,
+             "the receiver's credit timer: the shortest time between two grants "
+             "(0 = the granted quanta at the pacing rate; 4 quanta for a tick that grants none)");
   c->credit_trace_host = static_cast<int>(
       u.integer("credit_trace_host", -1, -1, INT32_MAX,
                 "write credit_trace.csv: credit this receiver issued and its senders used, "

@@ -73,6 +73,7 @@ struct UetConfig {
   int64_t fix_cap = 0;           // seed 001's cap (0 = 2/3 of the max window: one BDP)
   bool fix_nic_scope = true;     // the cap holds the NIC's credit (else each PDC's)
   bool fix_flag_ones = true;     // the flag: target field all 1s (else all 0s)
+  Time credit_timer;             // shortest time between two grants (0 = paced by the quanta)
   int credit_trace_host = -1;    // credit_trace.csv: issued and used credit of this receiver
 };
 
