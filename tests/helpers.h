@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "core/simulation.h"
 #include "net/host.h"
 #include "transport/flow.h"
@@ -51,6 +53,34 @@ class CountingNode : public Node {
   Simulation& sim_;
   std::string name_ = "sink";
 };
+
+/// A UET scenario on a two-tier fabric of `spines` spines, 16 hosts per leaf (fewer below 16
+/// hosts), 100 Gb/s and 1 us everywhere, PFC off, 4,086 B payload; `extra` goes on inside
+/// [transport] and may open further tables.
+inline std::string uet_fabric(int hosts, int spines, const std::string& extra) {
+  return fmt::format(R"(
+name = "uet"
+[simulation]
+stop_time = "50ms"
+[topology]
+kind = "leaf_spine"
+servers = {0}
+gpus_per_server = 1
+servers_per_leaf = {2}
+spines = {1}
+nic_rate = "100Gbps"
+uplink_rate = "100Gbps"
+host_link_delay = "1us"
+fabric_link_delay = "1us"
+[network.pfc]
+enabled = false
+[transport]
+kind = "uet"
+payload = 4086
+{3}
+)",
+                     hosts, spines, hosts < 16 ? hosts / 2 : 16, extra);
+}
 
 /// A 2:1 bottleneck: hosts 1 and 2 each send `bytes` to host 0 through one 100G switch, 1 us
 /// links, PFC off, the second flow starting 100 us after the first, every arrival traced.

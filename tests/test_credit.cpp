@@ -10,6 +10,7 @@
 #include <utility>  // pair
 
 #include "conserved.h"
+#include "helpers.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
 #include "transport/uet/credit.h"
@@ -227,32 +228,18 @@ TEST(CreditScheduler, FlaggedSenderGetsTheDecreasedCoefficient) {
 
 // ---- on a fabric --------------------------------------------------------------------------------
 
+// A UET scenario with credit's usual setting (ECN off towards hosts) on two spines.
 std::string credit_fabric(int hosts, const std::string& extra, const std::string& cc = "none") {
-  return fmt::format(R"(
-name = "credit"
-[simulation]
-stop_time = "100ms"
-[topology]
-kind = "leaf_spine"
-servers = {0}
-gpus_per_server = 1
-servers_per_leaf = 16
-spines = 2
-nic_rate = "100Gbps"
-uplink_rate = "100Gbps"
-host_link_delay = "1us"
-fabric_link_delay = "1us"
-[network.pfc]
-enabled = false
-[network.ecn]
-host_ports = false
-[transport]
-kind = "uet"
-payload = 4086
-cc = "{2}"
-{1}
-)",
-                     hosts, extra, cc);
+  return test::uet_fabric(
+      hosts, 2, fmt::format("cc = \"{}\"\n[network.ecn]\nhost_ports = false\n{}", cc, extra));
+}
+
+// One flow of `bytes` from host 0 to host 16 with receiver credit and `keys` in [transport.uet].
+std::string one_flow(const std::string& keys, const std::string& bytes) {
+  return credit_fabric(32, fmt::format("[transport.uet]\nreceiver_credit = true\n{}\n[workload]\n"
+                                       "kind = \"flows\"\n[[workload.flows]]\nsrc = 0\ndst = 16\n"
+                                       "bytes = \"{}\"\n",
+                                       keys, bytes));
 }
 
 // The credit ledger of every PDC balances, and no PDC received more than was issued to it.
@@ -267,18 +254,7 @@ void expect_credit_balanced(const UetTransport& t) {
 // rate, 0.99 of the link in frame bytes; with preamble and gap on the wire that is within 1 %
 // of the receiver's link rate.
 TEST(Credit, PacesOneSenderToTheReceiversLink) {
-  fabsim::Run run(load_scenario_text(credit_fabric(32, R"(
-[transport.uet]
-receiver_credit = true
-credit_trace_host = 16
-[workload]
-kind = "flows"
-[[workload.flows]]
-src = 0
-dst = 16
-bytes = "4MB"
-)"),
-                                     "one.toml"));
+  fabsim::Run run(load_scenario_text(one_flow("credit_trace_host = 16", "4MB"), "one.toml"));
   const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.flows[0].done);
   const auto& t = dynamic_cast<const UetTransport&>(run.transport());
@@ -302,18 +278,7 @@ bytes = "4MB"
 // The credit timer bounds the grant rate: one 16 KiB grant per 5 us is 26.2 Gb/s, so a 2 MB
 // flow after its speculative window takes about (2 MB - window) / 26.2 Gb/s.
 TEST(Credit, TheCreditTimerBoundsTheGrantRate) {
-  fabsim::Run run(load_scenario_text(credit_fabric(32, R"(
-[transport.uet]
-receiver_credit = true
-credit_timer = "5us"
-[workload]
-kind = "flows"
-[[workload.flows]]
-src = 0
-dst = 16
-bytes = "2MB"
-)"),
-                                     "timer.toml"));
+  fabsim::Run run(load_scenario_text(one_flow("credit_timer = \"5us\"", "2MB"), "timer.toml"));
   const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.flows[0].done);
   const auto& t = dynamic_cast<const UetTransport&>(run.transport());

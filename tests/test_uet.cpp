@@ -118,31 +118,7 @@ TEST(PdsScoreboard, SackBaseAndBits) {
 
 // ---- on a fabric -------------------------------------------------------------------------------
 
-// A two-tier fabric of `spines` spines, 16 hosts per leaf, 100 Gb/s and 1 us everywhere.
-std::string fabric(int hosts, int spines, const std::string& extra) {
-  return fmt::format(R"(
-name = "uet"
-[simulation]
-stop_time = "50ms"
-[topology]
-kind = "leaf_spine"
-servers = {0}
-gpus_per_server = 1
-servers_per_leaf = {2}
-spines = {1}
-nic_rate = "100Gbps"
-uplink_rate = "100Gbps"
-host_link_delay = "1us"
-fabric_link_delay = "1us"
-[network.pfc]
-enabled = false
-[transport]
-kind = "uet"
-payload = 4086
-{3}
-)",
-                     hosts, spines, hosts < 16 ? hosts / 2 : 16, extra);
-}
+using test::uet_fabric;
 
 uint64_t counter(const RunResult& r, const std::string& name) {
   for (const auto& [k, v] : r.transport_counters) {
@@ -173,8 +149,8 @@ bytes = "2MB"
 
 RunResult run_mode(const std::string& mode, const std::string& extra = "") {
   return run_checked(load_scenario_text(
-      fabric(32, 2,
-             fmt::format("[transport.uet]\nmode = \"{}\"\n{}\n{}", mode, extra, kThreeFlows)),
+      uet_fabric(32, 2,
+                 fmt::format("[transport.uet]\nmode = \"{}\"\n{}\n{}", mode, extra, kThreeFlows)),
       mode + ".toml"));
 }
 
@@ -250,10 +226,10 @@ TEST(Uet, ReliableModesRecoverRandomLoss) {
 TEST(Uet, EachRandomLossCostsAboutOneTimeout) {
   const std::string flow = "[workload]\nkind = \"flows\"\n[[workload.flows]]\nsrc = 0\ndst = 16\n"
                            "bytes = \"4MB\"\n";
-  fabsim::Run clean(load_scenario_text(fabric(32, 16, flow), "clean.toml"));
+  fabsim::Run clean(load_scenario_text(uet_fabric(32, 16, flow), "clean.toml"));
   const RunResult a = execute_checked(clean);
   fabsim::Run lossy(load_scenario_text(
-      fabric(32, 16, "[network.loss]\nprobability = 0.002\nlinks = \"fabric\"\n" + flow),
+      uet_fabric(32, 16, "[network.loss]\nprobability = 0.002\nlinks = \"fabric\"\n" + flow),
       "lossy.toml"));
   const RunResult b = execute_checked(lossy);
   ASSERT_TRUE(a.flows[0].done && b.flows[0].done);
@@ -271,11 +247,11 @@ TEST(Uet, EachRandomLossCostsAboutOneTimeout) {
 TEST(Uet, IncastWithTrimmingNeedsNoTimer) {
   for (const char* mode : {"rud", "rudi"}) {
     const RunResult r = run_checked(load_scenario_text(
-        fabric(32, 16,
-               fmt::format("[transport.uet]\nmode = \"{}\"\n[network.trim]\n"
-                           "enabled = true\n[workload]\nkind = \"incast\"\nsenders = "
-                           "16\nbytes = \"1MB\"\nreceiver = 0\n",
-                           mode)),
+        uet_fabric(32, 16,
+                   fmt::format("[transport.uet]\nmode = \"{}\"\n[network.trim]\n"
+                               "enabled = true\n[workload]\nkind = \"incast\"\nsenders = "
+                               "16\nbytes = \"1MB\"\nreceiver = 0\n",
+                               mode)),
         "incast16.toml"));
     EXPECT_TRUE(r.all_done) << mode;
     EXPECT_GT(r.totals.trims, 0U) << mode;
@@ -289,9 +265,9 @@ TEST(Uet, IncastWithTrimmingNeedsNoTimer) {
 // reorder window of the oldest unacknowledged one, so nothing arrives beyond it.
 TEST(Uet, LossNeverPushesPsnsBeyondTheReceiverWindow) {
   const RunResult r = run_checked(load_scenario_text(
-      fabric(32, 16,
-             "[network.loss]\nprobability = 0.01\nlinks = \"fabric\"\n[workload]\n"
-             "kind = \"permutation\"\nbytes = \"4MB\"\n"),
+      uet_fabric(32, 16,
+                 "[network.loss]\nprobability = 0.01\nlinks = \"fabric\"\n[workload]\n"
+                 "kind = \"permutation\"\nbytes = \"4MB\"\n"),
       "perm.toml"));
   EXPECT_TRUE(r.all_done);
   EXPECT_GT(r.ledger.total().dropped_total().packets, 100U);
@@ -339,8 +315,8 @@ TEST(Uet, TrimmedPacketsAreResentWithinARoundTripOfTheNack) {
     flows += fmt::format("[[workload.flows]]\nsrc = {}\ndst = 0\nbytes = 4004280\n", s);
   }
   ScenarioConfig cfg = load_scenario_text(
-      fabric(32, 2,
-             "cc = \"none\"\n[network.trim]\nenabled = true\n[output]\ntrace = true\n" + flows),
+      uet_fabric(32, 2,
+                 "cc = \"none\"\n[network.trim]\nenabled = true\n[output]\ntrace = true\n" + flows),
       "trim.toml");
   fabsim::Run run(cfg);
   const RunResult r = execute_checked(run);
@@ -386,7 +362,7 @@ TEST(Uet, PersistentTrimmingWithoutCcStillCompletes) {
     flows += fmt::format("[[workload.flows]]\nsrc = {}\ndst = 0\nbytes = 1001070\n", s + 15);
   }
   const RunResult r = run_checked(load_scenario_text(
-      fabric(32, 2, "cc = \"none\"\n[network.trim]\nenabled = true\n" + flows), "trim8.toml"));
+      uet_fabric(32, 2, "cc = \"none\"\n[network.trim]\nenabled = true\n" + flows), "trim8.toml"));
   for (const auto& f : r.flows) {
     EXPECT_TRUE(f.done);
     EXPECT_EQ(f.delivered, 1001070);
@@ -413,7 +389,7 @@ src = 0
 dst = 16
 bytes = 2092032
 )";
-  fabsim::Run run(load_scenario_text(fabric(32, 8, extra), "spray.toml"));
+  fabsim::Run run(load_scenario_text(uet_fabric(32, 8, extra), "spray.toml"));
   const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.flows[0].done);
   ASSERT_EQ(r.flows[0].packets_sent, 512U);
@@ -456,13 +432,13 @@ action = "down"
 at = "100us"
 )";
   const RunResult reps = run_checked(
-      load_scenario_text(fabric(32, 4, fmt::format(fmt::runtime(extra), "reps")), "reps.toml"));
+      load_scenario_text(uet_fabric(32, 4, fmt::format(fmt::runtime(extra), "reps")), "reps.toml"));
   ASSERT_TRUE(reps.flows[0].done);
   EXPECT_LT(fault_losses(reps), 64U);
   EXPECT_GT(fault_losses(reps), 0U);
   EXPECT_LT(reps.flows[0].fct(), 2_ms);
-  const RunResult obl = run_checked(
-      load_scenario_text(fabric(32, 4, fmt::format(fmt::runtime(extra), "oblivious")), "obl.toml"));
+  const RunResult obl = run_checked(load_scenario_text(
+      uet_fabric(32, 4, fmt::format(fmt::runtime(extra), "oblivious")), "obl.toml"));
   EXPECT_GT(fault_losses(obl), 5 * fault_losses(reps));
 }
 
@@ -524,7 +500,7 @@ start = "50us"
 [output]
 trace = true
 )";
-  std::string sc = fabric(32, 2, flows);
+  std::string sc = uet_fabric(32, 2, flows);
   const std::string stop = "stop_time = \"50ms\"";
   sc.replace(sc.find(stop), stop.size(), "stop_time = \"4ms\"");
   fabsim::Run run(load_scenario_text(sc, "late.toml"));
@@ -562,7 +538,7 @@ kind = "flows"
   for (int s = 0; s < 32; ++s) {
     extra += fmt::format("[[workload.flows]]\nsrc = {}\ndst = 0\nbytes = 1001070\n", 16 + s);
   }
-  fabsim::Run run(load_scenario_text(fabric(64, 4, extra), "incast32.toml"));
+  fabsim::Run run(load_scenario_text(uet_fabric(64, 4, extra), "incast32.toml"));
   const RunResult r = execute_checked(run);
   Time last;
   for (const auto& f : r.flows) {
@@ -591,7 +567,7 @@ RunResult two_messages(const std::string& second, const std::string& uet_keys) {
       "bytes = \"100kB\"\n[[workload.flows]]\nsrc = 0\ndst = 16\nbytes = \"100kB\"\n"
       "start = \"{}us\"\n",
       uet_keys, second);
-  return run_checked(load_scenario_text(fabric(32, 2, flows), "pdc.toml"));
+  return run_checked(load_scenario_text(uet_fabric(32, 2, flows), "pdc.toml"));
 }
 
 // Setup costs no round trip: a message on a new PDC (the old one closed after 100 us idle)

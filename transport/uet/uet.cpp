@@ -359,11 +359,10 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     }
   }
 
-  void send_close(Time now) {
-    state_ = State::kClosing;
+  // A PDS control frame from this PDC's initiator to its target.
+  Packet* control(PacketType type, Time now) {
     Packet* p = sim_.pool().acquire();
-    p->type = t_.close_;
-    p->seq = psn_end_;  // the PDC's end: anything below it from now on is stale
+    p->type = type;
     p->size = static_cast<uint32_t>(t_.cfg_.wire.control_bytes);
     p->src = src_;
     p->dst = dst_;
@@ -371,6 +370,13 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     p->dport = kUetPort;
     p->endpoint = peer_;
     p->sent = now;
+    return p;
+  }
+
+  void send_close(Time now) {
+    state_ = State::kClosing;
+    Packet* p = control(t_.close_, now);
+    p->seq = psn_end_;  // the PDC's end: anything below it from now on is stale
     ++t_.counters_.closes;
     host_.send_control(p);
     close_timer_.arm(sim_.scheduler(), this, kClose, now + t_.rto_);
@@ -552,15 +558,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     last_request_ = now;
     awaiting_grant_ = true;
     ++t_.counters_.credit_requests;
-    Packet* p = sim_.pool().acquire();
-    p->type = t_.credit_req_;
-    p->size = static_cast<uint32_t>(t_.cfg_.wire.control_bytes);
-    p->src = src_;
-    p->dst = dst_;
-    p->sport = entropy_.next(now);
-    p->dport = kUetPort;
-    p->endpoint = peer_;
-    p->sent = now;
+    Packet* p = control(t_.credit_req_, now);
     p->set_ext_at<uint32_t, 0>(wire_target(/*flagged=*/false));
     host_.send_control(p);
   }
