@@ -42,6 +42,17 @@ FctSummary summarize_fct(const RunResult& r) {
   return s;
 }
 
+TrainingFigures training_figures(const JobResult& job) {
+  TrainingFigures t;
+  Time total;
+  for (Time i : job.iteration_times) total += i;
+  if (job.iteration_times.empty() || total <= Time()) return t;
+  t.mean_iteration = total / static_cast<int64_t>(job.iteration_times.size());
+  t.samples_per_s = static_cast<double>(job.samples_per_iteration) / t.mean_iteration.sec_f();
+  t.exposed = 1.0 - static_cast<double>(job.max_compute.ps()) / static_cast<double>(total.ps());
+  return t;
+}
+
 JobsSummary summarize_jobs(const RunResult& r) {
   JobsSummary s;
   s.jobs = r.jobs.size();
@@ -89,6 +100,13 @@ nlohmann::ordered_json job_json(const JobResult& job) {
   auto iters = nlohmann::ordered_json::array();
   for (auto t : job.iteration_times) iters.push_back(t.ps());
   o["iteration_ps"] = iters;
+  if (job.samples_per_iteration > 0 && !job.iteration_times.empty()) {
+    const TrainingFigures t = training_figures(job);
+    o["samples_per_s"] = t.samples_per_s;
+    o["mean_iteration_ps"] = t.mean_iteration.ps();
+    o["max_compute_ps"] = job.max_compute.ps();
+    o["exposed_communication"] = t.exposed;
+  }
   auto ops = nlohmann::ordered_json::array();
   for (const auto& op : job.ops) {
     nlohmann::ordered_json e = {{"iteration", op.iteration},
@@ -301,6 +319,15 @@ void fault_rows(const nlohmann::ordered_json& f, const Row& row) {
 
 // One line per job: JCT and the bandwidths of its first collective.
 std::string jobs_table(const RunResult& r) {
+  std::string training;
+  for (const auto& job : r.jobs) {
+    if (job.samples_per_iteration == 0 || job.iteration_times.empty()) continue;
+    const TrainingFigures t = training_figures(job);
+    training += fmt::format("{}: iteration {} us, {:.3f} samples/s, exposed communication {:.1f} % "
+                            "(busiest GPU computes {} us)\n",
+                            job.name, us(t.mean_iteration), t.samples_per_s, 100 * t.exposed,
+                            us(job.max_compute / static_cast<int64_t>(job.iteration_times.size())));
+  }
   const auto js = summarize_jobs(r);
   std::string out = fmt::format("\n{:<12}{:>6}{:>16}{:>14}{:>14}\n", "job", "ranks", "JCT (us)",
                                 "algbw (GB/s)", "busbw (GB/s)");
@@ -324,7 +351,7 @@ std::string jobs_table(const RunResult& r) {
   out += fmt::format("{:-<62}\n", "");
   out += fmt::format("max JCT {} us, mean JCT {} us over {} jobs{}\n", us(js.max_jct),
                      us(js.mean_jct), js.jobs, js.all_done ? "" : " (not all done)");
-  return out;
+  return out + training;
 }
 
 }  // namespace

@@ -36,6 +36,15 @@ struct JobsSummary {
 };
 JobsSummary summarize_jobs(const RunResult& r);
 
+/// A training job's figures (workload "training"): mean iteration time, samples per second, and
+/// the share of the iterations not covered by the busiest GPU's compute (communication exposed).
+struct TrainingFigures {
+  Time mean_iteration;
+  double samples_per_s = 0;
+  double exposed = 0;
+};
+TrainingFigures training_figures(const JobResult& job);
+
 nlohmann::ordered_json summary_json(const RunResult& r);
 /// The conservation ledger block of summary.json (docs/MODEL.md "The conservation ledger").
 nlohmann::ordered_json ledger_json(const RunResult& r);

@@ -184,6 +184,13 @@ void Run::start_workload() {
   workload_summary_ = std::move(plan.summary);
   slowdown_in_summary_ = plan.slowdown;
   slowdown_ = plan.slowdown || cfg_.output.slowdown;
+  if (!plan.graphs.empty()) {
+    for (auto& j : plan.graphs) j.tclass = cfg_.transport.tclass;
+    graphs_ = std::make_unique<GraphRunner>(sim_, flows_, *transport_, std::move(plan.graphs));
+    flows_.set_observer(graphs_.get());
+    graphs_->start();
+    return;
+  }
   if (!plan.jobs.empty()) {
     for (auto& j : plan.jobs) j.tclass = cfg_.transport.tclass;
     jobs_ = std::make_unique<JobRunner>(sim_, flows_, *transport_, std::move(plan.jobs));
@@ -354,13 +361,15 @@ RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
   } else if (hook != nullptr) {
     sim_.set_progress_hook(hook, hook_interval);
   }
-  const bool work = !flows_.records().empty() || (jobs_ && !jobs_->all_done());
+  const bool work = !flows_.records().empty() || (jobs_ && !jobs_->all_done()) ||
+                    (graphs_ && !graphs_->all_done());
   if (stop_flag_ != nullptr && stop_flag_->load() != 0) {
     interrupted_ = stop_flag_->load();  // asked to stop before it began
   } else if (work) {
     sim_.run(cfg_.stop_time);
     // Stopped by the flag, unless the run had just finished anyway.
-    const bool done = flows_.completed() == flows_.size() && (!jobs_ || jobs_->all_done());
+    const bool done = flows_.completed() == flows_.size() && (!jobs_ || jobs_->all_done()) &&
+                      (!graphs_ || graphs_->all_done());
     if (check && !done) interrupted_ = check->stopped_by();
   }
   sim_.set_progress_hook(nullptr, 0);
@@ -377,8 +386,10 @@ RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
   r.events = sim_.events();
   r.flows.assign(flows_.records().begin(), flows_.records().end());
   r.trace = flows_.trace_events();
-  r.all_done = flows_.completed() == flows_.size() && (!jobs_ || jobs_->all_done());
+  r.all_done = flows_.completed() == flows_.size() && (!jobs_ || jobs_->all_done()) &&
+               (!graphs_ || graphs_->all_done());
   if (jobs_) r.jobs = jobs_->results();
+  if (graphs_) r.jobs = graphs_->results();
   r.workload = workload_summary_;
   if (slowdown_) r.ideal_fct = ideal_fcts();
   r.slowdown_buckets = cfg_.output.slowdown_buckets;

@@ -17,6 +17,7 @@
 #include "scenario/scenario.h"
 #include "transport/flow.h"
 #include "transport/transport.h"
+#include "workload/graph.h"
 #include "workload/job.h"
 #include "workload/traffic.h"
 
@@ -85,6 +86,7 @@ class Run : public FlowObserver {
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<FlowDriver> driver_;
   std::unique_ptr<JobRunner> jobs_;
+  std::unique_ptr<GraphRunner> graphs_;
   std::unique_ptr<PortSampler> sampler_;
   std::vector<MisorderMeter*> meters_;  // owned by their switches
   std::unique_ptr<FabricInstance> fabric_;

@@ -57,6 +57,10 @@ struct JobResult {
   Time end;
   std::vector<OpResult> ops;
   std::vector<Time> iteration_times;
+  // Graph jobs (workload/graph.h): samples per iteration (training's global batch; 0 if not a
+  // training job) and the longest compute time of any rank over all iterations.
+  int64_t samples_per_iteration = 0;
+  Time max_compute;
   Time jct() const { return end - first_send; }
 };
 

@@ -15,6 +15,7 @@
 #include "core/rng.h"
 #include "net/topology.h"
 #include "transport/flow.h"
+#include "workload/graph.h"
 #include "workload/job.h"
 
 namespace fabsim {
@@ -23,6 +24,7 @@ namespace fabsim {
 struct WorkloadPlan {
   std::vector<FlowSpec> flows;
   std::vector<JobSpec> jobs;
+  std::vector<GraphJob> graphs;  // task-graph jobs (training, traces); then flows is empty
   /// The workload's own figures for summary.json's "workload" block (cdf: the offered load);
   /// null for kinds that add none.
   nlohmann::ordered_json summary;

@@ -1,0 +1,228 @@
+// Training iterations (issue 19): the task-graph runner and the training workload. With an ideal
+// network an iteration is its compute alone; a 1F1B pipeline idles (p-1)/(m+p-1) of the time;
+// with one link per rank the iteration equals compute plus the ring AllReduce's alpha-beta time;
+// the LLaMA2-13B FLOP count is the reference's.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <string>  // scenarios
+
+#include "conserved.h"
+#include "scenario/runner.h"
+#include "scenario/scenario.h"
+#include "workload/training/training.h"
+
+namespace fabsim {
+namespace {
+
+// A small dense model (4 layers, h 1024) on `hosts` hosts of one switch at 100 Gb/s.
+std::string small(int hosts, const std::string& parallel, const std::string& extra,
+                  int64_t vocab = 0) {
+  return fmt::format(R"(
+name = "train"
+[simulation]
+stop_time = "100s"
+[topology]
+kind = "single_switch"
+hosts = {0}
+nic_rate = "100Gbps"
+host_link_delay = "1us"
+[transport]
+kind = "roce"
+[workload]
+kind = "training"
+{2}
+[workload.model]
+layers = 4
+hidden = 1024
+heads = 8
+kv_heads = 8
+ffn = 4096
+vocab = {3}
+seq = 512
+[workload.parallel]
+{1}
+)",
+                     hosts, parallel, extra, vocab);
+}
+
+TrainingConfig small_config(int tp, int pp, int dp, int global_batch, int64_t vocab = 0) {
+  TrainingConfig c;
+  c.model.layers = 4;
+  c.model.hidden = 1024;
+  c.model.heads = 8;
+  c.model.kv_heads = 8;
+  c.model.ffn = 4096;
+  c.model.vocab = vocab;
+  c.model.seq = 512;
+  c.parallel.tp = tp;
+  c.parallel.pp = pp;
+  c.parallel.dp = dp;
+  c.parallel.global_batch = global_batch;
+  return c;
+}
+
+Time iteration(const std::string& text) {
+  const RunResult r = run_checked(load_scenario_text(text, "train.toml"));
+  EXPECT_TRUE(r.complete());
+  EXPECT_EQ(r.jobs.size(), 1U);
+  return r.jobs.at(0).iteration_times.at(0);
+}
+
+// REFERENCE.md §8.2: LLaMA2-13B, one 4,096-token sequence, forward + backward without
+// recomputation: 3.57e14 FLOPs; its parameter count 13,015,864,320.
+TEST(Training, Llama13bFlopsAndParametersAreTheReferences) {
+  ModelConfig m;  // the llama2-13b preset
+  const double per_token = m.layers * (m.attention_flops_per_token() + m.mlp_flops_per_token()) +
+                           2.0 * static_cast<double>(m.hidden * m.vocab);
+  EXPECT_NEAR(3.0 * per_token * 4096, 3.57e14, 0.005e14);
+  EXPECT_EQ(m.params(), 13'015'864'320);  // the final norm included
+}
+
+// With an ideal network the iteration is each rank's compute, run back to back: m micro-batches
+// x layers x (forward + backward), plus the LM head's 3 x forward, exactly.
+TEST(Training, IdealNetworkIterationIsTheComputeAlone) {
+  TrainingConfig c = small_config(2, 1, 2, 8, 32000);
+  const Time layer = layer_forward_time(c);
+  const Time got = iteration(
+      small(4, "tp = 2\npp = 1\ndp = 2\nglobal_batch = 8", "ideal_network = true", 32000));
+  const TaskGraph g = build_training_graph(c);
+  Time compute;
+  for (const GraphNode& n : g.nodes) {
+    if (n.kind == GraphNode::Kind::kCompute && n.rank == 0) compute += n.duration;
+  }
+  EXPECT_EQ(got, compute);
+  // m = 8 / 2 = 4 micro-batches of 512 tokens, each 3 x the forward FLOPs of 4 layers and the
+  // LM head, split over t = 2, at 312 TFLOP/s x 0.5 (each phase rounds to the picosecond).
+  const double per_token =
+      c.model.layers * (c.model.attention_flops_per_token() + c.model.mlp_flops_per_token()) +
+      2.0 * 1024 * 32000;
+  const double seconds = 4 * 512 * 3 * per_token / 2 / (312e12 * 0.5);
+  EXPECT_NEAR(compute.sec_f(), seconds, 1e-9);
+  EXPECT_GT(compute, layer * 48);
+}
+
+// 1F1B on a compute-only pipeline (ideal network, no LM head so the stages are equal): the
+// iteration is (m + p - 1)(t_f + t_b), so the idle share is (p - 1) / (m + p - 1).
+TEST(Training, OneFOneBBubbleIsPMinusOneOverMPlusPMinusOne) {
+  for (const auto& [p, m] : {std::pair{4, 8}, std::pair{2, 6}, std::pair{4, 4}}) {
+    const TrainingConfig c = small_config(1, p, 1, m);
+    const TaskGraph g = build_training_graph(c);
+    Time stage;  // one micro-batch through one stage, forward and backward
+    for (const GraphNode& n : g.nodes) {
+      if (n.kind == GraphNode::Kind::kCompute && n.rank == 0) stage += n.duration;
+    }
+    stage = stage / m;
+    const Time got =
+        iteration(small(p, fmt::format("tp = 1\npp = {}\ndp = 1\nglobal_batch = {}", p, m),
+                        "ideal_network = true"));
+    EXPECT_EQ(got, stage * (m + p - 1)) << "p " << p << " m " << m;
+    const double idle = 1.0 - static_cast<double>((stage * m).ps()) / static_cast<double>(got.ps());
+    EXPECT_NEAR(idle, static_cast<double>(p - 1) / (m + p - 1), 1e-9);
+  }
+}
+
+// Data parallel over 4 hosts of one switch, one link per rank, the gradients reduced once after
+// the backward (no overlap): the iteration is the compute plus a ring AllReduce of the rank's
+// gradients, 2(n-1) steps of S/n at the link's payload rate (less the ACKs) plus a per-step
+// latency, within 1 %.
+TEST(Training, DataParallelIterationIsComputePlusTheRingAllReduce) {
+  const TrainingConfig c = small_config(1, 1, 4, 4);
+  const TaskGraph g = build_training_graph(c);
+  Time compute;
+  for (const GraphNode& n : g.nodes) {
+    if (n.kind == GraphNode::Kind::kCompute && n.rank == 0) compute += n.duration;
+  }
+  const Time got =
+      iteration(small(4, "tp = 1\npp = 1\ndp = 4\nglobal_batch = 4", "dp_overlap = false"));
+  const int64_t grads = c.model.layers * c.model.layer_params() * 2;  // bf16, no LM head
+  const int n = 4;
+  const double payload = 4096, frame = 4096 + 62 + 20;  // RoCE header, preamble and gap
+  // Every link direction also carries the ACKs (one 64 B frame per packet, RoCE's default) of
+  // the ring flow going the other way.
+  const double ack = 64 + 20;
+  const double step_bytes = static_cast<double>(grads) / n;
+  const double step_s = step_bytes * (frame + ack) / payload * 8 / 100e9;
+  const double alpha_s = 2 * 1e-6 + frame * 8 / 100e9;  // two 1 us hops and a store and forward
+  const double ring_s = 2 * (n - 1) * (step_s + alpha_s);
+  EXPECT_NEAR(got.sec_f(), compute.sec_f() + ring_s, 0.01 * got.sec_f())
+      << "compute " << compute.us_f() << " us, ring " << ring_s * 1e6 << " us";
+  EXPECT_GT(got, compute);
+}
+
+// Overlap hides the buckets behind the last micro-batch's backward: never slower than none.
+TEST(Training, BucketsOverlapTheBackward) {
+  const std::string p = "tp = 1\npp = 1\ndp = 4\nglobal_batch = 4";
+  const Time none = iteration(small(4, p, "dp_overlap = false"));
+  const Time overlap = iteration(small(4, p, "dp_overlap = true\nbucket = \"4MB\""));
+  EXPECT_LT(overlap, none);
+}
+
+// Tensor parallel inside a server goes over the scale-up fabric: no flow crosses the network.
+TEST(Training, TensorParallelInsideAServerStaysOffTheNetwork) {
+  const std::string text = R"(
+name = "tp"
+[simulation]
+stop_time = "100s"
+[topology]
+kind = "leaf_spine"
+servers = 2
+gpus_per_server = 4
+servers_per_leaf = 1
+spines = 2
+nic_rate = "100Gbps"
+uplink_rate = "100Gbps"
+[workload]
+kind = "training"
+[workload.model]
+layers = 2
+hidden = 1024
+heads = 8
+kv_heads = 8
+ffn = 4096
+vocab = 0
+seq = 512
+[workload.parallel]
+tp = 4
+pp = 1
+dp = 2
+global_batch = 2
+)";
+  fabsim::Run run(load_scenario_text(text, "tp.toml"));
+  const RunResult r = execute_checked(run);
+  ASSERT_TRUE(r.complete());
+  for (const FlowRecord& f : r.flows) {
+    // Only the DP AllReduce, between the two servers (rank r and r + 4).
+    EXPECT_EQ(f.spec.src / 4 == f.spec.dst / 4, false) << f.spec.src << " -> " << f.spec.dst;
+  }
+  EXPECT_FALSE(r.flows.empty());
+}
+
+// MoE: a Mixtral-like layer with ep = 2 adds the dispatch and combine AllToAll, 4 per layer and
+// micro-batch.
+TEST(Training, ExpertParallelAddsFourAllToAllsPerLayerAndMicroBatch) {
+  TrainingConfig c = small_config(1, 1, 2, 4);
+  c.model.experts = 4;
+  c.model.top_k = 2;
+  c.parallel.ep = 2;
+  const TaskGraph g = build_training_graph(c);
+  int a2a = 0;
+  for (const GraphNode& n : g.nodes) {
+    if (n.kind == GraphNode::Kind::kCollective && n.collective == Collective::kAllToAll) ++a2a;
+  }
+  EXPECT_EQ(a2a, 4 * c.model.layers * c.parallel.micro_batches());
+  EXPECT_EQ(g.check(), "");
+}
+
+TEST(Training, RefusesALayoutThatDoesNotFit) {
+  EXPECT_THROW(
+      load_scenario_text(small(4, "tp = 2\npp = 1\ndp = 4\nglobal_batch = 8", ""), "big.toml"),
+      std::exception);
+  EXPECT_THROW(
+      load_scenario_text(small(4, "tp = 1\npp = 3\ndp = 1\nglobal_batch = 3", ""), "pp.toml"),
+      std::exception);
+}
+
+}  // namespace
+}  // namespace fabsim
