@@ -11,6 +11,7 @@
 #include "transport/rltp/rltp.h"
 #include "transport/uet/uet.h"
 #include "workload/cdf/cdf.h"
+#include "workload/external/external.h"
 #include "workload/training/training.h"
 
 namespace fabsim {
@@ -48,6 +49,7 @@ const Registries& registries() {
     k.workloads.add(make_jobs_kind());
     k.workloads.add(make_cdf_kind());
     k.workloads.add(make_training_kind());
+    k.workloads.add(make_external_kind());
 
     k.security.add(make_no_security());
     k.security.add(make_physec_link());

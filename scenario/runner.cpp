@@ -374,7 +374,10 @@ RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
   }
   sim_.set_progress_hook(nullptr, 0);
   const auto wall1 = std::chrono::steady_clock::now();
+  return collect(std::chrono::duration<double>(wall1 - wall0).count());
+}
 
+RunResult Run::collect(double wall_seconds) {
   RunResult r;
   r.name = cfg_.name;
   r.seed = cfg_.seed;
@@ -399,7 +402,7 @@ RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
     r.samples = sampler_->samples();
     r.sample_interval = sampler_->interval();
   }
-  r.wall_seconds = std::chrono::duration<double>(wall1 - wall0).count();
+  r.wall_seconds = wall_seconds;
   r.transport_kind = cfg_.transport.name();
   r.fabric = fabric_stats();
   r.fabric["faults"] = fault_stats();

@@ -38,6 +38,10 @@ class Run : public FlowObserver {
   /// Runs until every flow is done, nothing is left to do, or the stop time; then collects
   /// the results and returns every packet to the pool. Call once.
   RunResult execute(ProgressHook* hook = nullptr, uint64_t hook_interval = 1 << 20);
+  /// Collects the results of a simulation its caller drove event by event (the embedding API,
+  /// api/fabsim_api.h) without running anything, then returns every packet to the pool. Call
+  /// once, instead of execute(); `wall_seconds` is the caller's wall time for the speed figures.
+  RunResult collect(double wall_seconds);
   /// Checks `*flag` every kStopCheckEvents events during execute(), and stops the run between
   /// two events once it is non-zero: the results are then partial (interrupted()).
   void stop_on(const StopFlag* flag) { stop_flag_ = flag; }

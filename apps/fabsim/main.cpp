@@ -71,6 +71,17 @@ void print_warnings(const ScenarioConfig& cfg) {
   for (const auto& w : cfg.warnings) std::fprintf(stderr, "fabsim: warning: %s\n", w.c_str());
 }
 
+// A workload that starts nothing (kind "external") is for a program that drives fabsim through
+// the embedding API (docs/EMBEDDING.md); from the command line the run would be empty, which
+// issue 14 made an error.
+void require_traffic(const ScenarioConfig& cfg) {
+  if (!cfg.workload.kind->starts(cfg.workload.config).empty()) return;
+  throw ConfigError(fmt::format("{}: workload.kind: a workload that starts traffic (\"{}\" starts "
+                                "none: a program drives it through the embedding API, "
+                                "docs/EMBEDDING.md)",
+                                cfg.file, cfg.workload.name()));
+}
+
 // The resource guard before anything is built or written (scenario/resources.h); Run checks
 // again on the built network.
 void guard_memory(ScenarioConfig& cfg, uint64_t limit, unsigned concurrent, bool keep_results) {
@@ -337,6 +348,7 @@ int compare_command(const std::vector<std::string>& files, const std::vector<std
       seeds_text.empty() ? std::vector<uint64_t>{} : parse_seeds(seeds_text, "--seeds");
   for (auto& cfg : cfgs) {
     print_warnings(cfg);
+    require_traffic(cfg);
     if (!seeds.empty()) cfg.sweep.seeds = seeds;
     if (!cfg.sweep.active()) cfg.sweep.seeds = {cfg.seed};
     guard_memory(cfg, max_memory, sweep_threads(cfg, threads), !out_arg.empty());
@@ -443,6 +455,7 @@ int run_command(const std::string& file, const std::vector<std::string>& sets,
                 uint64_t max_memory) {
   ScenarioConfig cfg = load_scenario(file, sets, seed);
   print_warnings(cfg);
+  require_traffic(cfg);
   if (cfg.sweep.active()) return sweep_command(std::move(cfg), out, threads, max_memory);
   guard_memory(cfg, max_memory, 1, false);
   OutputDir dir(out);
