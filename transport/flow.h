@@ -24,6 +24,10 @@ struct FlowSpec {
   int32_t step = -1;
   int32_t src_rank = -1;
   int32_t dst_rank = -1;
+  // NCCL channel of the collective this flow belongs to (REFERENCE.md §8.8; 0 otherwise): a
+  // transport that keys connections by host pair opens one per channel, so each channel has
+  // its own source port or entropy, hence its own ECMP path.
+  int32_t channel = 0;
 };
 
 struct FlowRecord {

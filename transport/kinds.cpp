@@ -104,10 +104,11 @@ void load_rdma(Section& s, const TransportEnv& env, std::string_view recovery, s
                             "flows of a host pair share its QPs, in order");
   r.nic_jitter = s.time("nic_jitter", r.nic_jitter,
                         "per-packet NIC processing jitter: up to this much later than pacing "
-                        "allows, uniform (0 = none)");
+                        "allows, uniform (0 = none) [UNVERIFIED magnitude]");
   r.qps_per_connection = static_cast<int>(s.integer(
       "qps_per_connection", r.qps_per_connection, 1, 256,
-      "queue pairs per host pair (NCCL opens several); a message is split evenly over them"));
+      "queue pairs per host pair and NCCL channel (workload.channels); a message is split "
+      "evenly over them"));
   r.ack_every_packets =
       static_cast<int>(s.integer("ack_every_packets", r.ack_every_packets, 1, 1 << 20,
                                  "ACK coalescing: one ACK per N packets"));

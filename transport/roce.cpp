@@ -704,7 +704,7 @@ CcContext RoceTransport::cc_context(uint32_t src, uint32_t dst, Rate line, Time 
 
 RoceTransport::Connection& RoceTransport::connection_of(uint32_t id) {
   const FlowSpec& spec = flows_[id].spec;
-  if (!cfg_.qp_per_flow) return connection(spec.src, spec.dst, spec.tclass);
+  if (!cfg_.qp_per_flow) return connection(spec.src, spec.dst, spec.channel, spec.tclass);
   auto& slot = flow_conns_[id];
   if (!slot) slot = make_connection(spec.src, spec.dst, spec.tclass);
   return *slot;
@@ -724,11 +724,19 @@ RoceTransport::make_connection(uint32_t src, uint32_t dst, uint8_t tclass) {
   return c;
 }
 
-RoceTransport::Connection& RoceTransport::connection(uint32_t src, uint32_t dst, uint8_t tclass) {
-  const uint64_t key = (static_cast<uint64_t>(src) << 32) | dst;
-  auto& slot = conns_[key];
+RoceTransport::Connection& RoceTransport::connection(uint32_t src, uint32_t dst, int channel,
+                                                     uint8_t tclass) {
+  FABSIM_ASSERT(channel >= 0);
+  Channels& pair = conns_[(static_cast<uint64_t>(src) << 32) | dst];
+  if (pair.size() <= static_cast<size_t>(channel)) pair.resize(static_cast<size_t>(channel) + 1);
+  auto& slot = pair[static_cast<size_t>(channel)];
   if (!slot) slot = make_connection(src, dst, tclass);
   return *slot;
+}
+
+const RoceTransport::Connection* RoceTransport::first_connection(uint32_t src, uint32_t dst) const {
+  const auto it = conns_.find((static_cast<uint64_t>(src) << 32) | dst);
+  return it == conns_.end() || it->second.empty() ? nullptr : it->second[0].get();
 }
 
 void RoceTransport::start(uint32_t id) {
@@ -860,21 +868,21 @@ std::vector<std::pair<std::string, uint64_t>> RoceTransport::counters() const {
 }
 
 const CongestionControl* RoceTransport::qp_cc(uint32_t src, uint32_t dst, int qp) const {
-  const auto it = conns_.find((static_cast<uint64_t>(src) << 32) | dst);
-  if (it == conns_.end() || qp >= static_cast<int>(it->second->send.size())) return nullptr;
-  return &it->second->send[qp]->cc();
+  const Connection* c = first_connection(src, dst);
+  if (c == nullptr || qp >= static_cast<int>(c->send.size())) return nullptr;
+  return &c->send[qp]->cc();
 }
 
 int64_t RoceTransport::max_outstanding_bytes(uint32_t src, uint32_t dst, int qp) const {
-  const auto it = conns_.find((static_cast<uint64_t>(src) << 32) | dst);
-  if (it == conns_.end() || qp >= static_cast<int>(it->second->send.size())) return 0;
-  return static_cast<int64_t>(it->second->send[qp]->max_outstanding()) * cfg_.wire.payload;
+  const Connection* c = first_connection(src, dst);
+  if (c == nullptr || qp >= static_cast<int>(c->send.size())) return 0;
+  return static_cast<int64_t>(c->send[qp]->max_outstanding()) * cfg_.wire.payload;
 }
 
 Rate RoceTransport::qp_rate(uint32_t src, uint32_t dst, int qp) const {
-  const auto it = conns_.find((static_cast<uint64_t>(src) << 32) | dst);
-  if (it == conns_.end() || qp >= static_cast<int>(it->second->send.size())) return Rate(0);
-  return it->second->send[qp]->rate();
+  const Connection* c = first_connection(src, dst);
+  if (c == nullptr || qp >= static_cast<int>(c->send.size())) return Rate(0);
+  return c->send[qp]->rate();
 }
 
 }  // namespace fabsim

@@ -16,7 +16,9 @@
 // RLTP (seed 004, transport/rltp/) is this machinery with its own header and defaults.
 // A connection between two hosts has `qps_per_connection` QPs (NCCL opens several), each with
 // its own UDP source port, so ECMP can place them on different paths; a message is split
-// evenly over them and completes when all its bytes have arrived in order.
+// evenly over them and completes when all its bytes have arrived in order. NCCL holds its
+// connections per channel (REFERENCE.md §8.8), so a host pair has one connection per channel
+// its flows name (FlowSpec::channel), each with its own QPs and source ports.
 #pragma once
 
 #include <cstdint>        // PSNs, counters
@@ -98,12 +100,12 @@ class RoceTransport : public Transport, public EventTarget {
 
   void on_event(uint32_t tag, uint32_t gen) override;
 
-  /// Current CC pacing rate of the `qp`-th QP from `src` to `dst` (tests), or 0 if none.
+  /// Current CC pacing rate of the `qp`-th QP from `src` to `dst` (channel 0; tests), or 0.
   Rate qp_rate(uint32_t src, uint32_t dst, int qp = 0) const;
-  /// The most payload bytes a QP from `src` to `dst` ever had outstanding (selective repeat;
-  /// tests of BDP flow control), or 0 if none.
+  /// The most payload bytes a QP from `src` to `dst` (channel 0) ever had outstanding
+  /// (selective repeat; tests of BDP flow control), or 0 if none.
   int64_t max_outstanding_bytes(uint32_t src, uint32_t dst, int qp = 0) const;
-  /// The congestion control of the `qp`-th QP from `src` to `dst` (tests), or null if none.
+  /// The congestion control of the `qp`-th QP from `src` to `dst` (channel 0; tests), or null.
   const CongestionControl* qp_cc(uint32_t src, uint32_t dst, int qp = 0) const;
   /// The BDP cap each selective-repeat QP runs with, in packets (0 under go-back-N).
   uint64_t bdp_cap_packets() const { return cap_packets_; }
@@ -133,8 +135,12 @@ class RoceTransport : public Transport, public EventTarget {
     std::vector<std::unique_ptr<SendQp>> send;
     std::vector<std::unique_ptr<RecvQp>> recv;
   };
-  Connection& connection(uint32_t src, uint32_t dst, uint8_t tclass);
-  /// Flow `id`'s connection: its host pair's, or its own with qp_per_flow.
+  /// A host pair's connections by channel (built on first use; null until then).
+  using Channels = std::vector<std::unique_ptr<Connection>>;
+  Connection& connection(uint32_t src, uint32_t dst, int channel, uint8_t tclass);
+  /// Channel 0's connection from `src` to `dst` (the test accessors), or null.
+  const Connection* first_connection(uint32_t src, uint32_t dst) const;
+  /// Flow `id`'s connection: its host pair's for its channel, or its own with qp_per_flow.
   Connection& connection_of(uint32_t id);
   std::unique_ptr<Connection> make_connection(uint32_t src, uint32_t dst, uint8_t tclass);
   /// The operation of flow `id` begins now (after its command latency and setup).
@@ -152,7 +158,7 @@ class RoceTransport : public Transport, public EventTarget {
   FlowTable& flows_;
   RoceConfig cfg_;
   CcConfig cc_;  // what each new QP's congestion control is built from
-  std::unordered_map<uint64_t, std::unique_ptr<Connection>> conns_;
+  std::unordered_map<uint64_t, Channels> conns_;                          // by host pair
   std::unordered_map<uint32_t, std::unique_ptr<Connection>> flow_conns_;  // qp_per_flow
   std::vector<Connection*> order_;  // creation order, for deterministic iteration
   uint64_t next_qp_ = 0;

@@ -1,7 +1,7 @@
 // Collective expansion; see collective.h.
 #include "workload/collective.h"
 
-#include <algorithm>  // min
+#include <algorithm>  // min, max, clamp
 #include <array>      // name table
 
 namespace fabsim {
@@ -28,12 +28,13 @@ int mod(int a, int n) {
   return ((a % n) + n) % n;
 }
 
-// Rank r's block for rank r + k (AllToAll): S/n bytes.
-Transfer to_peer(int r, int k, int n, int64_t bytes) {
+// Rank r's block for rank r + k (AllToAll): S/n bytes, of which channel `ch` of `channels`
+// carries its share.
+Transfer to_peer(int r, int k, int n, int64_t bytes, int ch, int channels) {
   Transfer t;
   t.src = static_cast<uint32_t>(r);
   t.dst = static_cast<uint32_t>((r + k) % n);
-  t.bytes = part(bytes, n, (r + k) % n);
+  t.bytes = part(part(bytes, n, (r + k) % n), channels, ch);
   return t;
 }
 
@@ -149,14 +150,18 @@ int tree_rank(int tree, int position, int n) {
   return n % 2 == 0 ? (position + 1) % n : n - 1 - position;
 }
 
-std::vector<Transfer> expand_collective(Collective c, int n, int64_t bytes,
-                                        const CollectiveOptions& opt) {
-  std::vector<Transfer> out;
+namespace {
+
+// Channel `ch` of `channels` of a collective on `bytes` (its share already taken, except for
+// AllToAll, whose blocks are split per peer): appended to `out`, its dependencies within it.
+void expand_channel(std::vector<Transfer>& out, Collective c, int n, int64_t bytes,
+                    const CollectiveOptions& opt, int ch, int channels) {
+  const auto base = static_cast<uint32_t>(out.size());
   switch (c) {
     case Collective::kAllReduceRing: {
       ring(out, n, bytes, n - 1, 0, 0, {});
       std::vector<uint32_t> last(n);
-      for (int r = 0; r < n; ++r) last[r] = static_cast<uint32_t>((n - 2) * n + r);
+      for (int r = 0; r < n; ++r) last[r] = base + static_cast<uint32_t>((n - 2) * n + r);
       // All-gather: rank r now owns reduced chunk r+1 and circulates it.
       ring(out, n, bytes, n - 1, n - 1, 1, last);
       break;
@@ -172,16 +177,16 @@ std::vector<Transfer> expand_collective(Collective c, int n, int64_t bytes,
       break;
     case Collective::kAllToAll:
       for (int r = 0; r < n; ++r) {
-        for (int k = 1; k < n; ++k) out.push_back(to_peer(r, k, n, bytes));
+        for (int k = 1; k < n; ++k) out.push_back(to_peer(r, k, n, bytes, ch, channels));
       }
       break;
     case Collective::kAllToAllPairwise:
       for (int k = 1; k < n; ++k) {
         for (int r = 0; r < n; ++r) {
-          Transfer t = to_peer(r, k, n, bytes);
+          Transfer t = to_peer(r, k, n, bytes, ch, channels);
           t.step = k - 1;
           if (k > 1) {
-            const auto prev = static_cast<uint32_t>((k - 2) * n);
+            const auto prev = base + static_cast<uint32_t>((k - 2) * n);
             t.deps.push_back(prev + static_cast<uint32_t>(r));                    // my last send
             t.deps.push_back(prev + static_cast<uint32_t>(mod(r - (k - 1), n)));  // my last receive
           }
@@ -198,6 +203,42 @@ std::vector<Transfer> expand_collective(Collective c, int n, int64_t bytes,
       break;
     }
   }
+  for (size_t i = base; i < out.size(); ++i) out[i].channel = ch;
+}
+
+bool splits_blocks(Collective c) {
+  return c == Collective::kAllToAll || c == Collective::kAllToAllPairwise;
+}
+
+}  // namespace
+
+int active_channels(Collective c, int n, int64_t bytes, int asked) {
+  if (asked <= 1) return 1;
+  const int64_t unit = splits_blocks(c) ? bytes / std::max(n, 1) : bytes;
+  return static_cast<int>(std::clamp<int64_t>(unit, 1, asked));
+}
+
+int64_t channel_share(int64_t bytes, int channels, int ch) {
+  return part(bytes, channels, ch);
+}
+
+int nccl_net_channels(Rate nic) {
+  // NCCL_P2P_PER_CHANNEL_NET_BW = 14 GB/s (10^9 B/s) = 112 Gb/s per channel.
+  constexpr int64_t kPerChannelBps = int64_t{14} * 8 * 1000 * 1000 * 1000;
+  const int64_t need = std::max<int64_t>(1, (nic.bps() + kPerChannelBps - 1) / kPerChannelBps);
+  int channels = 1;
+  while (channels < need && channels < kMaxChannels) channels *= 2;
+  return channels;
+}
+
+std::vector<Transfer> expand_collective(Collective c, int n, int64_t bytes,
+                                        const CollectiveOptions& opt) {
+  std::vector<Transfer> out;
+  const int channels = active_channels(c, n, bytes, opt.channels);
+  for (int ch = 0; ch < channels; ++ch) {
+    const int64_t share = splits_blocks(c) ? bytes : channel_share(bytes, channels, ch);
+    expand_channel(out, c, n, share, opt, ch, channels);
+  }
   return out;
 }
 
@@ -208,14 +249,14 @@ uint64_t sat_mul(uint64_t a, uint64_t b) {
 uint64_t sat_add(uint64_t a, uint64_t b) {
   return b > UINT64_MAX - a ? UINT64_MAX : a + b;
 }
-}  // namespace
 
-// The counts follow the loops of expand_collective() above (tests/test_collective.cpp checks
-// them against it): a ring of s steps has s x n transfers, each step after the first depending
-// on one transfer (the second phase of AllReduce also its first step); a tree chunk has n - 1
+// One channel on `bytes` (AllToAll: the whole S; its blocks' shares sum to it over channels).
+// The counts follow the loops of expand_channel() above (tests/test_collective.cpp checks them
+// against it): a ring of s steps has s x n transfers, each step after the first depending on one
+// transfer (the second phase of AllReduce also its first step); a tree chunk has n - 1
 // transfers up and n - 1 down, where the root has one child (btree_parents), so its broadcast
 // depends on one transfer and every other transfer on one per child.
-CollectiveSize collective_size(Collective c, int n, int64_t bytes, const CollectiveOptions& opt) {
+CollectiveSize channel_size(Collective c, int n, int64_t bytes, const CollectiveOptions& opt) {
   CollectiveSize s;
   const auto un = static_cast<uint64_t>(n);
   const auto ub = static_cast<uint64_t>(std::max<int64_t>(bytes, 0));
@@ -254,6 +295,28 @@ CollectiveSize collective_size(Collective c, int n, int64_t bytes, const Collect
       }
       break;
     }
+  }
+  return s;
+}
+
+}  // namespace
+
+// Channels repeat one channel's transfers and dependencies on their shares; the bytes of all
+// channels add up to one channel's on S (AllToAll blocks are split, not repeated).
+CollectiveSize collective_size(Collective c, int n, int64_t bytes, const CollectiveOptions& opt) {
+  const int channels = active_channels(c, n, bytes, opt.channels);
+  if (splits_blocks(c)) {
+    CollectiveSize s = channel_size(c, n, bytes, opt);
+    s.transfers = sat_mul(s.transfers, static_cast<uint64_t>(channels));
+    s.deps = sat_mul(s.deps, static_cast<uint64_t>(channels));
+    return s;
+  }
+  CollectiveSize s;
+  for (int ch = 0; ch < channels; ++ch) {
+    const CollectiveSize one = channel_size(c, n, channel_share(bytes, channels, ch), opt);
+    s.transfers = sat_add(s.transfers, one.transfers);
+    s.deps = sat_add(s.deps, one.deps);
+    s.bytes = sat_add(s.bytes, one.bytes);
   }
   return s;
 }

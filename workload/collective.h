@@ -11,11 +11,19 @@
 //    receive.
 //  - AllGather, ReduceScatter: ring, n-1 steps of S/n (S is the total array, nccl-tests).
 //  - SendRecv: one transfer of S bytes.
+// Channels (NCCL, REFERENCE.md §8.8): with `channels` > 1 the collective runs as that many
+// independent rings (trees, AllToAlls), channel c on its contiguous share of S (NCCL's
+// continuous byte distribution; here in bytes: the first S mod channels channels carry one byte
+// more). AllToAll and SendRecv split each peer's block the same way. Each channel's transfers are
+// tagged with it, and the transports give every channel its own connection (own source port,
+// own ECMP path). A channel that would carry nothing is not opened.
 #pragma once
 
 #include <cstdint>  // sizes
 #include <string>   // names
 #include <vector>   // transfers
+
+#include "core/units.h"  // NIC rate of the default channel count
 
 namespace fabsim {
 
@@ -38,7 +46,8 @@ struct Transfer {
   uint32_t src = 0;  // rank
   uint32_t dst = 0;  // rank
   int64_t bytes = 0;
-  int32_t step = 0;            // ring step, pairwise round or tree chunk
+  int32_t step = 0;            // ring step, pairwise round or tree chunk (within its channel)
+  int32_t channel = 0;         // NCCL channel: its own ring or tree, and its own connections
   std::vector<uint32_t> deps;  // transfers (indices in the plan) that must be delivered first
 };
 
@@ -46,9 +55,27 @@ struct CollectiveOptions {
   int64_t tree_chunk = 1 << 20;  // bytes per pipelined tree chunk
   uint32_t send_rank = 0;        // SendRecv source rank
   uint32_t recv_rank = 1;        // SendRecv destination rank
+  int channels = 1;              // NCCL channels (REFERENCE.md §8.8), 1 to kMaxChannels
 };
 
-/// Expands a collective over `n` >= 2 ranks on `bytes` (nccl-tests' S) into transfers.
+/// NCCL's MAXCHANNELS (REFERENCE.md §8.8: src/include/device.h).
+inline constexpr int kMaxChannels = 64;
+
+/// Channels a collective runs on when `asked` are configured: at most one per byte of S (of the
+/// smallest per-peer block, S/n, for AllToAll), so no channel carries nothing; always >= 1.
+int active_channels(Collective c, int n, int64_t bytes, int asked);
+
+/// Channel `ch`'s share of `bytes` over `channels` channels: bytes / channels, one more for the
+/// first bytes mod channels (contiguous pieces, NCCL's continuous byte distribution).
+int64_t channel_share(int64_t bytes, int channels, int ch);
+
+/// NCCL's channel count towards a network peer (REFERENCE.md §8.8, src/graph/paths.cc):
+/// max(#NICs, ceil(NIC bandwidth / 14 GB/s)) with one NIC per rank, rounded up to a power of two
+/// and capped at kMaxChannels: 1 at 100 Gb/s, 2 at 200 Gb/s, 4 at 400 Gb/s, 8 at 800 Gb/s.
+int nccl_net_channels(Rate nic);
+
+/// Expands a collective over `n` >= 2 ranks on `bytes` (nccl-tests' S) into transfers, channel
+/// by channel (channel 0's transfers first); with one channel, the single ring or tree.
 std::vector<Transfer> expand_collective(Collective c, int n, int64_t bytes,
                                         const CollectiveOptions& opt = {});
 

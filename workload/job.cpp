@@ -106,6 +106,7 @@ void JobRunner::release(uint32_t job, uint32_t transfer) {
   f.step = t.step;
   f.src_rank = static_cast<int32_t>(t.src);
   f.dst_rank = static_cast<int32_t>(t.dst);
+  f.channel = t.channel;
   const uint32_t id = flows_.add(f);
   if (owner_.size() <= id) owner_.resize(id + 1);
   owner_[id] = {job, transfer, generation_[job]};

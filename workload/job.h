@@ -1,7 +1,9 @@
 // Jobs: a set of ranks on GPUs running a sequence of operations (compute gaps and collectives),
 // optionally for several iterations; several jobs run at once (DESIGN.md "Workloads").
 // The runner releases each transfer of a collective once the transfers it depends on have been
-// delivered, plus the job's per-step software latency, and records job completion times.
+// delivered, plus the job's per-step software latency, and records job completion times. A
+// collective runs on its `options.channels` NCCL channels (workload/collective.h); each flow
+// carries its transfer's channel to the transport (FlowSpec::channel).
 #pragma once
 
 #include <cstdint>  // ids

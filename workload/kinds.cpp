@@ -238,15 +238,24 @@ struct JobEntry {
   int ranks = 2;  // block: ranks per replica
   int iterations = 1;
   Time start;
+  int channels = 0;  // 0: NCCL's count for the NIC rate (nccl_net_channels)
   std::vector<OpSpec> ops;
 };
+
+constexpr const char* kChannelsDoc =
+    "NCCL channels per collective (REFERENCE.md §8.8): independent rings/trees, each on a "
+    "contiguous share of S over its own connections (own source port, own ECMP path); 0 = "
+    "NCCL's count for a network peer, max(1 NIC, ceil(nic_rate / 14 GB/s)) rounded up to a power "
+    "of two: 1 at 100G, 2 at 200G, 4 at 400G [UNVERIFIED for rings and trees: NCCL's ring count "
+    "comes from its topology search]";
 
 constexpr const char* kPlacementDoc =
     "list: `gpus`; gpu_of_each_server: GPU `gpu` + k of every server (seed 002: job k = GPU k of "
     "each server); block: `ranks` consecutive GPUs from `first` + k x ranks";
 
-// Declares (describe mode) or reads one entry's keys; `index` names an unnamed job.
-JobEntry read_job(Section& j, size_t index, Bytes tree_chunk) {
+// Declares (describe mode) or reads one entry's keys; `index` names an unnamed job, `channels`
+// is workload.channels.
+JobEntry read_job(Section& j, size_t index, Bytes tree_chunk, int channels) {
   JobEntry e;
   e.name =
       j.text("name", fmt::format("job{}", index), "job name (with count > 1: name0, name1, ...)");
@@ -264,6 +273,8 @@ JobEntry read_job(Section& j, size_t index, Bytes tree_chunk) {
   e.iterations =
       static_cast<int>(j.integer("iterations", e.iterations, 1, 1 << 20, "times the op list runs"));
   e.start = j.time("start", e.start, "start time");
+  e.channels = static_cast<int>(j.integer("channels", channels, 0, kMaxChannels,
+                                          "this job's NCCL channels (default: workload.channels)"));
   if (j.describing()) {
     Section o = j.describe_child("ops[i]");
     OpSpec op;
@@ -366,22 +377,25 @@ void load_jobs(Section& s, JobsConfig& w, const HostShape& topo) {
   const Bytes tree_chunk = s.bytes("tree_chunk", Bytes(1 << 20), Bytes(1), kMaxBytes,
                                    "pipelined chunk of the double-binary-tree AllReduce "
                                    "[UNVERIFIED: NCCL's size varies]");
+  const int channels = static_cast<int>(s.integer("channels", 0, 0, kMaxChannels, kChannelsDoc));
   auto list = s.tables("jobs", "the jobs: [[workload.jobs]] with [[workload.jobs.ops]]");
   if (s.describing()) {
     Section j = s.describe_child("jobs[i]");
-    read_job(j, 0, tree_chunk);
+    read_job(j, 0, tree_chunk, channels);
     return;
   }
   if (list.empty()) s.fail("jobs", "at least one [[workload.jobs]] entry");
   for (size_t i = 0; i < list.size(); ++i) {
     Section& j = list[i];
-    const JobEntry e = read_job(j, i, tree_chunk);
+    const JobEntry e = read_job(j, i, tree_chunk, channels);
     for (int k = 0; k < e.count; ++k) {
       JobSpec job;
       job.name = e.count > 1 ? fmt::format("{}{}", e.name, k) : e.name;
       job.gpus = place_replica(j, e, k, topo, job.name);
       check_replica(j, e, job, topo.hosts);
       job.ops = e.ops;
+      for (auto& op : job.ops)
+        op.options.channels = e.channels > 0 ? e.channels : nccl_net_channels(topo.nic_rate);
       job.iterations = e.iterations;
       job.start = e.start;
       job.step_latency = step_latency;

@@ -981,10 +981,14 @@ std::vector<std::pair<std::string, std::string>> UetTransport::files() const {
 
 UetTransport::~UetTransport() = default;
 
-UetTransport::Pair& UetTransport::pair(uint32_t src, uint32_t dst, uint8_t tclass) {
+UetTransport::Pair& UetTransport::pair(uint32_t src, uint32_t dst, uint8_t tclass, int channel) {
+  FABSIM_ASSERT(channel >= 0);
   const uint64_t key =
       (static_cast<uint64_t>(src) << 36) | (static_cast<uint64_t>(dst) << 4) | (tclass & 0x0FU);
-  auto& slot = pairs_[key];
+  auto& channels = pairs_[key];
+  if (channels.size() <= static_cast<size_t>(channel))
+    channels.resize(static_cast<size_t>(channel) + 1);
+  auto& slot = channels[static_cast<size_t>(channel)];
   if (!slot) {
     slot = std::make_unique<Pair>();
     slot->send = std::make_unique<Pdc>(*this, src, dst, tclass, order_.size());
@@ -1001,14 +1005,14 @@ void UetTransport::start(uint32_t id) {
     flows_.complete(id, net_.sim().now());
     return;
   }
-  pair(spec.src, spec.dst, spec.tclass).send->post(id, spec.bytes);
+  pair(spec.src, spec.dst, spec.tclass, spec.channel).send->post(id, spec.bytes);
 }
 
 void UetTransport::finish() {}
 
 const CongestionControl* UetTransport::pdc_cc(uint32_t src, uint32_t dst) const {
-  for (const auto& [key, p] : pairs_) {
-    if ((key >> 36) == src && ((key >> 4) & 0xFFFFFFFFULL) == dst) return &p->send->cc();
+  for (const Pair* p : order_) {
+    if (p->send->src() == src && p->send->dst() == dst) return &p->send->cc();
   }
   return nullptr;
 }

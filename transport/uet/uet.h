@@ -3,8 +3,10 @@
 // recovery of trimmed packets by NACK, and a congestion control of the cc/ interface (NSCC in
 // issue 17's plan; "none" works alone).
 //
-// A PDC joins a source and a destination host in one traffic class; the flows between them are
-// SES messages sent over it in order of arrival (a message is many packets). Modes (`mode`):
+// A PDC joins a source and a destination host in one traffic class, one per NCCL channel of
+// the flows (FlowSpec::channel; REFERENCE.md §8.8: connections are held per channel); the flows
+// between them are SES messages sent over it in order of arrival (a message is many packets).
+// Modes (`mode`):
 //  - RUD, reliable unordered: the receiver places every packet at once, ACKs carry the
 //    cumulative PSN (CACK) and a 64-bit SACK bitmap, trimmed packets are NACKed, the sender
 //    resends NACKed and timed-out PSNs only, each on a fresh entropy;
@@ -91,7 +93,7 @@ class UetTransport : public Transport {
   Time rto() const { return rto_; }
   int64_t max_window() const { return max_window_; }
   Time base_rtt() const { return base_rtt_; }
-  /// The congestion control of the PDC from `src` to `dst` (tests), or null.
+  /// The congestion control of the first PDC opened from `src` to `dst` (tests), or null.
   const CongestionControl* pdc_cc(uint32_t src, uint32_t dst) const;
 
   struct Counters {
@@ -132,7 +134,7 @@ class UetTransport : public Transport {
     std::unique_ptr<Pdc> send;
     std::unique_ptr<PdcReceiver> recv;
   };
-  Pair& pair(uint32_t src, uint32_t dst, uint8_t tclass);
+  Pair& pair(uint32_t src, uint32_t dst, uint8_t tclass, int channel);
 
   Network& net_;
   FlowTable& flows_;
@@ -142,7 +144,8 @@ class UetTransport : public Transport {
   int64_t max_window_ = 0;
   uint64_t window_packets_ = 0;  // receiver reorder window, in packets
   bool needs_int_ = false;
-  std::unordered_map<uint64_t, std::unique_ptr<Pair>> pairs_;
+  // By (host pair, traffic class), then by channel (null until first used).
+  std::unordered_map<uint64_t, std::vector<std::unique_ptr<Pair>>> pairs_;
   std::vector<Pair*> order_;  // creation order (determinism)
   std::unordered_map<uint32_t, std::vector<int>> hops_;
   Counters counters_;
