@@ -199,6 +199,43 @@ global_batch = 2
   EXPECT_FALSE(r.flows.empty());
 }
 
+// Channels split a collective into parallel rings with their own connections; over the
+// scale-up fabric they share one link, so a TP-only iteration does not get faster with more.
+TEST(Training, ChannelsShareTheScaleUpLink) {
+  const std::string base = R"(
+name = "tp"
+[simulation]
+stop_time = "100s"
+[topology]
+kind = "leaf_spine"
+servers = 1
+gpus_per_server = 4
+servers_per_leaf = 1
+spines = 1
+nic_rate = "100Gbps"
+uplink_rate = "100Gbps"
+[workload]
+kind = "training"
+channels = {}
+[workload.model]
+layers = 2
+hidden = 1024
+heads = 8
+kv_heads = 8
+ffn = 4096
+vocab = 0
+seq = 512
+[workload.parallel]
+tp = 4
+pp = 1
+dp = 1
+global_batch = 2
+)";
+  const Time one = iteration(fmt::format(fmt::runtime(base), 1));
+  const Time four = iteration(fmt::format(fmt::runtime(base), 4));
+  EXPECT_NEAR(four.us_f(), one.us_f(), 0.001 * one.us_f());
+}
+
 // MoE: a Mixtral-like layer with ep = 2 adds the dispatch and combine AllToAll, 4 per layer and
 // micro-batch.
 TEST(Training, ExpertParallelAddsFourAllToAllsPerLayerAndMicroBatch) {

@@ -154,12 +154,15 @@ void GraphRunner::ready(uint32_t job, uint32_t node) {
     return;
   }
   CollectiveOptions opt;
+  opt.channels = spec.channels;
   if (g.collective == Collective::kSendRecv) {
     opt.send_rank = 0;
     opt.recv_rank = 1;
   }
   s.plan = expand_collective(g.collective, static_cast<int>(g.group.size()), g.bytes, opt);
   s.remaining = s.plan.size();
+  s.channels = 1;
+  for (const Transfer& t : s.plan) s.channels = std::max<int64_t>(s.channels, t.channel + 1);
   s.waiting.assign(s.plan.size(), 0);
   s.dependents.assign(s.plan.size(), {});
   for (uint32_t t = 0; t < s.plan.size(); ++t) {
@@ -200,7 +203,10 @@ void GraphRunner::release(uint32_t job, uint32_t node, uint32_t transfer) {
   if (spec.scale_up_rate.bps() > 0 && spec.server[src] >= 0 &&
       spec.server[src] == spec.server[dst]) {
     ++stats_[job].scale_up_transfers;
-    const Time d = spec.scale_up_latency + serialization_delay(t.bytes, spec.scale_up_rate);
+    // The node's channels share the scale-up link: each gets 1/channels of its rate.
+    const Time d =
+        spec.scale_up_latency +
+        serialization_delay(t.bytes * running_[job].nodes[node].channels, spec.scale_up_rate);
     schedule(sim_.now() + d, {job, node, transfer, Ev::kTransferDone});
     return;
   }
@@ -214,6 +220,7 @@ void GraphRunner::release(uint32_t job, uint32_t node, uint32_t transfer) {
   f.job = static_cast<int32_t>(job);
   f.op = static_cast<int32_t>(node);
   f.step = t.step;
+  f.channel = t.channel;
   f.src_rank = static_cast<int32_t>(src);
   f.dst_rank = static_cast<int32_t>(dst);
   const uint32_t id = flows_.add(f);

@@ -8,8 +8,9 @@
 //    on have been delivered (plus the job's step latency). Collectives overlap compute and each
 //    other: that is how a data-parallel AllReduce hides behind the backward pass.
 //  - A transfer between two ranks of one server goes over the scale-up fabric (NVLink) when the
-//    job gives it a rate: latency + bytes / rate, no contention [UNVERIFIED model], never on the
-//    scale-out network.
+//    job gives it a rate: latency + bytes x channels / rate (a collective's channels share the
+//    link; no contention between collectives) [UNVERIFIED model], never on the scale-out
+//    network.
 //  - `ideal_network`: every transfer completes the moment it is released (infinite bandwidth, no
 //    latency): the iteration is then its compute alone (tests, and the compute-only baseline).
 // The graph repeats for `iterations`; an iteration ends when every node is done.
@@ -69,6 +70,7 @@ struct GraphJob {
   Rate scale_up_rate;           // 0: no scale-up fabric, every transfer crosses the network
   Time scale_up_latency;
   int64_t samples = 0;  // per iteration (training: the global batch), for samples/s
+  int channels = 1;     // NCCL channels of every network collective (REFERENCE.md §8.8)
 };
 
 /// Per job: what the runner measured beyond the JobResult.
@@ -99,6 +101,7 @@ class GraphRunner : public EventTarget, public FlowObserver {
     std::vector<uint32_t> waiting;  // per transfer: its deps not yet delivered
     std::vector<std::vector<uint32_t>> dependents;
     size_t remaining = 0;  // transfers not delivered
+    int64_t channels = 1;  // channels of the collective's plan
     Time began;
   };
   struct Running {

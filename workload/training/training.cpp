@@ -356,6 +356,7 @@ struct TrainingWorkload {
   Time start;
   uint32_t first = 0;
   bool ideal_network = false;
+  int channels = 1;
   Rate scale_up_rate;
   Time scale_up_latency;
   std::vector<int32_t> server;  // per host (-1: no servers)
@@ -465,6 +466,10 @@ class TrainingKind final : public WorkloadKind {
         s.integer("first", 0, 0, INT32_MAX, "GPU of rank 0; rank r on GPU first + r"));
     c.ideal_network = s.boolean("ideal_network", false,
                                 "every transfer takes no time: the iteration is its compute");
+    const int64_t ch = s.integer("channels", 0, 0, kMaxChannels,
+                                 "NCCL channels per collective (0 = NCCL's count towards a "
+                                 "network peer for the NIC rate, REFERENCE.md §8.8)");
+    c.channels = ch > 0 ? static_cast<int>(ch) : nccl_net_channels(hosts.nic_rate);
     t.recompute = s.boolean("recompute", false, "full activation recomputation (§8.2)");
     t.dp_algorithm = s.choice("dp_algorithm", "allreduce", {"allreduce", "reducescatter_allgather"},
                               "gradient sync: ring AllReduce, or ReduceScatter + AllGather "
@@ -514,6 +519,7 @@ class TrainingKind final : public WorkloadKind {
     j.iterations = c.iterations;
     j.start = c.start;
     j.ideal_network = c.ideal_network;
+    j.channels = c.channels;
     j.scale_up_rate = c.scale_up_rate;
     j.scale_up_latency = c.scale_up_latency;
     j.samples = c.train.parallel.global_batch;
@@ -540,8 +546,10 @@ class TrainingKind final : public WorkloadKind {
     WorkloadDemand d;
     for (const GraphNode& n : g.nodes) {
       if (n.kind != GraphNode::Kind::kCollective) continue;
+      CollectiveOptions opt;
+      opt.channels = c.channels;
       const CollectiveSize z =
-          collective_size(n.collective, static_cast<int>(n.group.size()), n.bytes);
+          collective_size(n.collective, static_cast<int>(n.group.size()), n.bytes, opt);
       d.flows += z.transfers * static_cast<uint64_t>(c.iterations);
       d.bytes += z.bytes * static_cast<uint64_t>(c.iterations);
       d.plan_transfers = std::max(d.plan_transfers, z.transfers);
