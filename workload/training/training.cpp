@@ -355,6 +355,7 @@ struct TrainingWorkload {
   int iterations = 1;
   Time start;
   uint32_t first = 0;
+  std::vector<std::vector<uint32_t>> gpus;  // per job: rank -> host
   bool ideal_network = false;
   int channels = 1;
   Rate scale_up_rate;
@@ -463,7 +464,14 @@ class TrainingKind final : public WorkloadKind {
     c.iterations = static_cast<int>(s.integer("iterations", 1, 1, 1 << 20, "iterations"));
     c.start = s.time("start", Time(), "start of the first iteration");
     c.first = static_cast<uint32_t>(
-        s.integer("first", 0, 0, INT32_MAX, "GPU of rank 0; rank r on GPU first + r"));
+        s.integer("first", 0, 0, INT32_MAX, "block placement: GPU of job 0's rank 0"));
+    const int jobs = static_cast<int>(
+        s.integer("jobs", 1, 1, 1 << 16, "training jobs at once, each with this model and layout"));
+    const bool per_server =
+        s.choice("placement", "block", {"block", "per_server"},
+                 "block: job k's rank r on GPU first + k x ranks + r; per_server: each (dp, pp) "
+                 "replica of job k on its own server, its TP ranks on GPUs k x tp .. k x tp + tp "
+                 "- 1 of that server (jobs side by side in every server)") == "per_server";
     c.ideal_network = s.boolean("ideal_network", false,
                                 "every transfer takes no time: the iteration is its compute");
     const int64_t ch = s.integer("channels", 0, 0, kMaxChannels,
@@ -493,11 +501,34 @@ class TrainingKind final : public WorkloadKind {
       s.fail("parallel.pp", fmt::format("a divisor of model.layers = {}", t.model.layers));
     }
     if (p.ep > 1 && t.model.experts == 0) s.fail("parallel.ep", "1 for a dense model");
-    const int64_t last = int64_t{c.first} + p.ranks() - 1;
-    if (last >= hosts.hosts) {
-      s.fail("parallel", fmt::format("tp x pp x dp = {} ranks from GPU {} within the topology's "
-                                     "{} hosts",
-                                     p.ranks(), c.first, hosts.hosts));
+    if (per_server) {
+      if (hosts.servers == 0) s.fail("placement", "\"block\" on a topology without servers");
+      if (jobs * p.tp > hosts.gpus_per_server) {
+        s.fail("jobs", fmt::format("jobs x tp within gpus_per_server = {}", hosts.gpus_per_server));
+      }
+      if (p.dp * p.pp > hosts.servers) {
+        s.fail("parallel.dp", fmt::format("dp x pp within the {} servers", hosts.servers));
+      }
+    } else {
+      const int64_t last = int64_t{c.first} + int64_t{jobs} * p.ranks() - 1;
+      if (last >= hosts.hosts) {
+        s.fail("parallel", fmt::format("{} job(s) of tp x pp x dp = {} ranks from GPU {} within "
+                                       "the topology's {} hosts",
+                                       jobs, p.ranks(), c.first, hosts.hosts));
+      }
+    }
+    for (int k = 0; k < jobs; ++k) {
+      std::vector<uint32_t> g;
+      for (int r = 0; r < p.ranks(); ++r) {
+        if (per_server) {
+          const int tp = r % p.tp;
+          const int replica = r / p.tp;  // dp + d x pp
+          g.push_back(static_cast<uint32_t>(replica * hosts.gpus_per_server + k * p.tp + tp));
+        } else {
+          g.push_back(static_cast<uint32_t>(int64_t{c.first} + int64_t{k} * p.ranks() + r));
+        }
+      }
+      c.gpus.push_back(std::move(g));
     }
     c.server.assign(static_cast<size_t>(hosts.hosts), -1);
     if (hosts.servers > 0 && hosts.gpus_per_server > 0) {
@@ -508,21 +539,23 @@ class TrainingKind final : public WorkloadKind {
   WorkloadPlan plan(const KindConfig& cfg, int /*hosts*/, Rng& /*rng*/) const override {
     const auto& c = cfg.get<TrainingWorkload>();
     WorkloadPlan p;
-    GraphJob j;
-    j.name = "train";
     auto graph = std::make_shared<TaskGraph>(build_training_graph(c.train));
     const uint32_t n = static_cast<uint32_t>(c.train.parallel.ranks());
-    for (uint32_t r = 0; r < n; ++r) {
-      j.gpus.push_back(c.first + r);
-      j.server.push_back(c.server[c.first + r]);
+    for (size_t k = 0; k < c.gpus.size(); ++k) {
+      GraphJob j;
+      j.name = c.gpus.size() == 1 ? "train" : fmt::format("train{}", k);
+      j.gpus = c.gpus[k];
+      for (uint32_t h : j.gpus) j.server.push_back(c.server[h]);
+      j.iterations = c.iterations;
+      j.start = c.start;
+      j.ideal_network = c.ideal_network;
+      j.channels = c.channels;
+      j.scale_up_rate = c.scale_up_rate;
+      j.scale_up_latency = c.scale_up_latency;
+      j.samples = c.train.parallel.global_batch;
+      j.graph = graph;
+      p.graphs.push_back(std::move(j));
     }
-    j.iterations = c.iterations;
-    j.start = c.start;
-    j.ideal_network = c.ideal_network;
-    j.channels = c.channels;
-    j.scale_up_rate = c.scale_up_rate;
-    j.scale_up_latency = c.scale_up_latency;
-    j.samples = c.train.parallel.global_batch;
     const ModelConfig& m = c.train.model;
     p.summary = {{"kind", "training"},
                  {"model", m.preset},
@@ -535,9 +568,8 @@ class TrainingKind final : public WorkloadKind {
                  {"micro_batches", c.train.parallel.micro_batches()},
                  {"global_batch", c.train.parallel.global_batch},
                  {"layer_forward_ps", layer_forward_time(c.train).ps()},
+                 {"jobs", c.gpus.size()},
                  {"graph_nodes", graph->nodes.size()}};
-    j.graph = std::move(graph);
-    p.graphs.push_back(std::move(j));
     return p;
   }
   WorkloadDemand demand(const KindConfig& cfg, int /*hosts*/) const override {
@@ -550,12 +582,13 @@ class TrainingKind final : public WorkloadKind {
       opt.channels = c.channels;
       const CollectiveSize z =
           collective_size(n.collective, static_cast<int>(n.group.size()), n.bytes, opt);
-      d.flows += z.transfers * static_cast<uint64_t>(c.iterations);
-      d.bytes += z.bytes * static_cast<uint64_t>(c.iterations);
+      const uint64_t times = static_cast<uint64_t>(c.iterations) * c.gpus.size();
+      d.flows += z.transfers * times;
+      d.bytes += z.bytes * times;
       d.plan_transfers = std::max(d.plan_transfers, z.transfers);
       d.plan_deps = std::max(d.plan_deps, z.deps);
     }
-    d.ranks = static_cast<uint64_t>(c.train.parallel.ranks());
+    d.ranks = static_cast<uint64_t>(c.train.parallel.ranks()) * c.gpus.size();
     d.key = "workload.parallel";
     d.why =
         fmt::format("{} graph nodes per iteration x {} iterations", g.nodes.size(), c.iterations);
