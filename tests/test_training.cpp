@@ -159,15 +159,15 @@ TEST(Training, BucketsOverlapTheBackward) {
   EXPECT_LT(overlap, none);
 }
 
-// Tensor parallel inside a server goes over the scale-up fabric: no flow crosses the network.
-TEST(Training, TensorParallelInsideAServerStaysOffTheNetwork) {
-  const std::string text = R"(
+// A two-layer model with TP 4 on servers of 4 GPUs, one leaf per server, 100 Gb/s.
+std::string servers_of_four(int servers, int dp, const std::string& workload_keys) {
+  return fmt::format(R"(
 name = "tp"
 [simulation]
 stop_time = "100s"
 [topology]
 kind = "leaf_spine"
-servers = 2
+servers = {0}
 gpus_per_server = 4
 servers_per_leaf = 1
 spines = 2
@@ -175,6 +175,7 @@ nic_rate = "100Gbps"
 uplink_rate = "100Gbps"
 [workload]
 kind = "training"
+{2}
 [workload.model]
 layers = 2
 hidden = 1024
@@ -186,10 +187,15 @@ seq = 512
 [workload.parallel]
 tp = 4
 pp = 1
-dp = 2
+dp = {1}
 global_batch = 2
-)";
-  fabsim::Run run(load_scenario_text(text, "tp.toml"));
+)",
+                     servers, dp, workload_keys);
+}
+
+// Tensor parallel inside a server goes over the scale-up fabric: no flow crosses the network.
+TEST(Training, TensorParallelInsideAServerStaysOffTheNetwork) {
+  fabsim::Run run(load_scenario_text(servers_of_four(2, 2, ""), "tp.toml"));
   const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.complete());
   for (const FlowRecord& f : r.flows) {
@@ -202,37 +208,8 @@ global_batch = 2
 // Channels split a collective into parallel rings with their own connections; over the
 // scale-up fabric they share one link, so a TP-only iteration does not get faster with more.
 TEST(Training, ChannelsShareTheScaleUpLink) {
-  const std::string base = R"(
-name = "tp"
-[simulation]
-stop_time = "100s"
-[topology]
-kind = "leaf_spine"
-servers = 1
-gpus_per_server = 4
-servers_per_leaf = 1
-spines = 1
-nic_rate = "100Gbps"
-uplink_rate = "100Gbps"
-[workload]
-kind = "training"
-channels = {}
-[workload.model]
-layers = 2
-hidden = 1024
-heads = 8
-kv_heads = 8
-ffn = 4096
-vocab = 0
-seq = 512
-[workload.parallel]
-tp = 4
-pp = 1
-dp = 1
-global_batch = 2
-)";
-  const Time one = iteration(fmt::format(fmt::runtime(base), 1));
-  const Time four = iteration(fmt::format(fmt::runtime(base), 4));
+  const Time one = iteration(servers_of_four(1, 1, "channels = 1"));
+  const Time four = iteration(servers_of_four(1, 1, "channels = 4"));
   EXPECT_NEAR(four.us_f(), one.us_f(), 0.001 * one.us_f());
 }
 
