@@ -14,6 +14,7 @@
 #include <optional>      // parsed numbers
 #include <system_error>  // errc
 #include <tuple>         // checkpoint lists
+#include <utility>       // move
 
 #include "core/assert.h"
 #include "workload/trace/placement.h"
@@ -104,7 +105,7 @@ std::optional<int64_t> integer(std::string_view s) {
 // Parser state: the file's name for messages, the first error.
 class Parser {
  public:
-  explicit Parser(const std::string& name) : name_(name) {}
+  explicit Parser(std::string name) : name_(std::move(name)) {}
 
   SimaiParse run(std::string_view text) {
     std::vector<std::string_view> lines;
