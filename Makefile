@@ -3,7 +3,7 @@
 
 DEB_PACKAGES := cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev \
                 libtomlplusplus-dev nlohmann-json3-dev libfmt-dev python3-matplotlib \
-                clang-format clang-tidy
+                clang-format clang-tidy protobuf-compiler libprotobuf-dev python3-protobuf
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FABSIM := build/release/apps/fabsim/fabsim

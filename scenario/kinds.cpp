@@ -12,6 +12,8 @@
 #include "transport/uet/uet.h"
 #include "workload/cdf/cdf.h"
 #include "workload/external/external.h"
+#include "workload/trace/chakra.h"
+#include "workload/trace/simai.h"
 #include "workload/training/training.h"
 
 namespace fabsim {
@@ -50,6 +52,8 @@ const Registries& registries() {
     k.workloads.add(make_cdf_kind());
     k.workloads.add(make_training_kind());
     k.workloads.add(make_external_kind());
+    k.workloads.add(make_simai_kind());
+    k.workloads.add(make_chakra_kind());
 
     k.security.add(make_no_security());
     k.security.add(make_physec_link());

@@ -34,7 +34,7 @@ std::string TaskGraph::check() const {
         return fmt::format("node {} depends on node {}, which does not come before it", i, d);
     }
     if (g.category >= categories.size()) return fmt::format("node {} has no category", i);
-    if (g.kind == GraphNode::Kind::kCompute) {
+    if (g.kind != GraphNode::Kind::kCollective) {
       if (g.duration < Time()) return fmt::format("node {} has a negative duration", i);
       continue;
     }
@@ -122,6 +122,9 @@ void GraphRunner::on_event(uint32_t tag, uint32_t /*gen*/) {
     case Ev::kTransferDone:
       transfer_done(p.job, p.node, p.transfer);
       break;
+    case Ev::kDelayDone:
+      node_done(p.job, p.node);
+      break;
   }
 }
 
@@ -148,6 +151,10 @@ void GraphRunner::ready(uint32_t job, uint32_t node) {
   Running& r = running_[job];
   NodeState& s = r.nodes[node];
   s.began = sim_.now();
+  if (g.kind == GraphNode::Kind::kDelay) {
+    schedule(sim_.now() + g.duration, {job, node, 0, Ev::kDelayDone});
+    return;
+  }
   if (g.kind == GraphNode::Kind::kCompute) {
     r.queue[g.rank].push_back(node);
     run_next(job, g.rank);

@@ -11,6 +11,8 @@
 //    job gives it a rate: latency + bytes x channels / rate (a collective's channels share the
 //    link; no contention between collectives) [UNVERIFIED model], never on the scale-out
 //    network.
+//  - A delay node waits its duration on no stream and no link (a trace's fixed delays, e.g. SimAI's
+//    update time after a collective): it neither occupies a rank nor moves bytes.
 //  - `ideal_network`: every transfer completes the moment it is released (infinite bandwidth, no
 //    latency): the iteration is then its compute alone (tests, and the compute-only baseline).
 // The graph repeats for `iterations`; an iteration ends when every node is done.
@@ -30,10 +32,10 @@
 namespace fabsim {
 
 struct GraphNode {
-  enum class Kind : uint8_t { kCompute, kCollective };
+  enum class Kind : uint8_t { kCompute, kCollective, kDelay };
   Kind kind = Kind::kCompute;
   uint32_t rank = 0;  // compute: the rank whose stream runs it
-  Time duration;      // compute
+  Time duration;      // compute, delay
   Collective collective = Collective::kAllReduceRing;
   std::vector<uint32_t> group;  // collective: job ranks in ring order (sendrecv: {src, dst})
   int64_t bytes = 0;            // collective: nccl-tests' S
@@ -114,7 +116,7 @@ class GraphRunner : public EventTarget, public FlowObserver {
     int iteration = 0;
     Time iteration_start;
   };
-  enum class Ev : uint8_t { kBegin, kComputeDone, kRelease, kTransferDone };
+  enum class Ev : uint8_t { kBegin, kComputeDone, kRelease, kTransferDone, kDelayDone };
   struct Pending {
     uint32_t job;
     uint32_t node;
