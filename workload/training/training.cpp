@@ -518,17 +518,17 @@ class TrainingKind final : public WorkloadKind {
       }
     }
     for (int k = 0; k < jobs; ++k) {
-      std::vector<uint32_t> g;
+      std::vector<uint32_t> placed;
       for (int r = 0; r < p.ranks(); ++r) {
         if (per_server) {
           const int tp = r % p.tp;
           const int replica = r / p.tp;  // dp + d x pp
-          g.push_back(static_cast<uint32_t>(replica * hosts.gpus_per_server + k * p.tp + tp));
+          placed.push_back(static_cast<uint32_t>(replica * hosts.gpus_per_server + k * p.tp + tp));
         } else {
-          g.push_back(static_cast<uint32_t>(int64_t{c.first} + int64_t{k} * p.ranks() + r));
+          placed.push_back(static_cast<uint32_t>(int64_t{c.first} + int64_t{k} * p.ranks() + r));
         }
       }
-      c.gpus.push_back(std::move(g));
+      c.gpus.push_back(std::move(placed));
     }
     c.server.assign(static_cast<size_t>(hosts.hosts), -1);
     if (hosts.servers > 0 && hosts.gpus_per_server > 0) {
