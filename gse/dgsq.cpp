@@ -13,8 +13,8 @@ GseDgsq::GseDgsq(Simulation& sim, Switch& sw, const GseConfig& cfg, GseSourceSel
                  std::vector<uint16_t> uplinks, std::vector<int64_t> host_of_port,
                  int64_t framing_bytes)
     : sim_(sim), sw_(sw), cfg_(cfg), stamp_(stamp), uplinks_(std::move(uplinks)),
-      host_of_port_(std::move(host_of_port)), framing_(framing_bytes),
-      sched_(host_of_port_.size()) {
+      host_of_port_(std::move(host_of_port)), framing_(framing_bytes), sched_(host_of_port_.size()),
+      waiting_(host_of_port_.size()), uplink_timer_(host_of_port_.size()) {
   int64_t bps = 0;
   for (uint16_t up : uplinks_) bps += sw_.port(up).link()->config().rate.bps();  // symmetric links
   downlink_capacity_ = Rate(bps);
@@ -253,6 +253,11 @@ void GseDgsq::grant_next(uint16_t port) {
 }
 
 void GseDgsq::on_event(uint32_t tag, uint32_t gen) {
+  if (tag >= sched_.size()) {
+    const auto port = static_cast<uint16_t>(tag - sched_.size());
+    if (uplink_timer_[port].fire(gen)) drain_waiting(port);
+    return;
+  }
   PortSched& ps = sched_[tag];
   if (!ps.timer.fire(gen)) return;
   grant_next(static_cast<uint16_t>(tag));
@@ -279,6 +284,14 @@ void GseDgsq::try_send(uint32_t dst) {
   Voq& v = it->second;
   while (!v.q.empty() && v.sent < v.granted) {
     Packet* p = v.q.front();
+    if (!v.local && !v.head_stamped) {
+      // Its container and uplink (stamping adds the header bytes reserved in the buffer).
+      p->size -= static_cast<uint32_t>(cfg_.header_bytes);
+      v.head_port =
+          stamp_->stamp_and_choose(*p, uplinks_.data(), static_cast<uint32_t>(uplinks_.size()));
+      v.head_stamped = true;
+    }
+    if (!v.local && cfg_.source_gate > 0 && !uplink_open(dst, v)) break;
     // A VOQ is a queue like an egress port's: RED/ECN on its depth, so the NIC's DCQCN slows
     // down when its traffic waits for grants (without PFC nothing else would).
     if (cfg_.voq_ecn &&
@@ -288,20 +301,71 @@ void GseDgsq::try_send(uint32_t dst) {
     v.q.pop_front();
     v.bytes -= p->size;
     voq_bytes_ -= p->size;
-    if (!v.local) p->size -= static_cast<uint32_t>(cfg_.header_bytes);  // stamping adds it
-    v.sent += static_cast<uint64_t>(wire(*p));
     if (v.local) {
+      v.sent += static_cast<uint64_t>(wire(*p));
       sw_.send_held(p, v.local_port);
     } else {
-      const uint16_t up =
-          stamp_->stamp_and_choose(*p, uplinks_.data(), static_cast<uint32_t>(uplinks_.size()));
-      sw_.send_held(p, up);
+      v.sent += static_cast<uint64_t>(wire(*p) - cfg_.header_bytes);
+      v.head_stamped = false;
+      sw_.send_held(p, v.head_port);
     }
   }
   if (v.q.empty() && !v.requesting && v.sent >= v.enqueued) {
     cumulative_[dst] = v.sent;
     voqs_.erase(it);  // back to the pool
   }
+}
+
+int64_t GseDgsq::uplink_excess(uint16_t port) const {
+  const EgressPort& e = sw_.port(port);
+  if (!e.link()->up()) return 0;  // a dead link's queue is lost anyway: do not wait for it
+  return e.data_queued_bytes() - cfg_.source_gate;
+}
+
+// The traffic manager's uplink scheduler pulls from the VOQs while the uplink has room; a VOQ
+// whose head packet's uplink (its container's) is full, or has others waiting, waits its turn
+// with its bytes still in the VOQ. Without this, granted bytes the uplinks could not carry (a
+// source GSP that lost an uplink is granted by destinations that know nothing of it) piled up
+// in the uplink queues, where neither voq_ecn nor source-local PFC saw them, until the shared
+// buffer overflowed (docs/gse.md "Source gate").
+bool GseDgsq::uplink_open(uint32_t dst, Voq& v) {
+  if (v.waiting) return false;
+  const uint16_t port = v.head_port;
+  const int64_t excess = uplink_excess(port);
+  if (excess <= 0 && (draining_ == port || waiting_[port].empty())) return true;
+  v.waiting = true;
+  waiting_[port].push_back(dst);
+  ++stats_.source_waits;
+  arm_uplink(port, excess);
+  return false;
+}
+
+void GseDgsq::arm_uplink(uint16_t port, int64_t excess) {
+  const Rate rate = sw_.port(port).link()->config().rate;
+  const Time at = sim_.now() + (excess > 0 ? serialization_delay(excess, rate) : Time());
+  Timer& t = uplink_timer_[port];
+  if (!t.armed() || at < t.when()) {
+    t.arm(sim_.scheduler(), this, static_cast<uint32_t>(sched_.size() + port), at);
+  }
+}
+
+void GseDgsq::drain_waiting(uint16_t port) {
+  draining_ = port;
+  auto& w = waiting_[port];
+  while (!w.empty()) {
+    const int64_t excess = uplink_excess(port);
+    if (excess > 0) {
+      arm_uplink(port, excess);
+      break;
+    }
+    const uint32_t dst = w.front();
+    w.pop_front();
+    auto it = voqs_.find(dst);
+    if (it == voqs_.end()) continue;
+    it->second.waiting = false;
+    try_send(dst);  // joins a waiting list again when an uplink fills before its grant is sent
+  }
+  draining_ = -1;
 }
 
 void GseDgsq::finish() {

@@ -62,7 +62,8 @@ class GseDgsq : public SwitchExtension, public EventTarget {
     int64_t peak_voqs = 0;
     int64_t peak_voq_bytes = 0;  // bytes in all VOQs at once
     uint64_t hold_drops = 0;
-    uint64_t ecn_marks = 0;  // marked at VOQ dequeue (voq_ecn)
+    uint64_t ecn_marks = 0;     // marked at VOQ dequeue (voq_ecn)
+    uint64_t source_waits = 0;  // a VOQ with granted bytes waited for the uplinks (source_gate)
     /// Adds another GSP's counters (peaks: the largest).
     void merge(const Stats& o) {
       requests += o.requests;
@@ -74,6 +75,7 @@ class GseDgsq : public SwitchExtension, public EventTarget {
       peak_voq_bytes = std::max(peak_voq_bytes, o.peak_voq_bytes);
       hold_drops += o.hold_drops;
       ecn_marks += o.ecn_marks;
+      source_waits += o.source_waits;
     }
   };
   const Stats& stats() const { return stats_; }
@@ -98,6 +100,9 @@ class GseDgsq : public SwitchExtension, public EventTarget {
     uint64_t granted = 0;
     uint64_t sent = 0;
     bool requesting = false;
+    bool waiting = false;       // in waiting_[head_port]: its uplink is full (source_gate)
+    bool head_stamped = false;  // the head packet has its container and uplink
+    uint16_t head_port = 0;     // that uplink
   };
   struct Source {
     uint16_t gsp = 0;
@@ -118,6 +123,14 @@ class GseDgsq : public SwitchExtension, public EventTarget {
   void on_request(uint16_t port, uint16_t gsp, uint32_t requester, uint64_t cumulative);
   void on_grant(uint32_t dst, uint64_t cumulative);
   void try_send(uint32_t dst);
+  /// Bytes uplink `port` queues beyond source_gate (<= 0: it takes another packet).
+  int64_t uplink_excess(uint16_t port) const;
+  /// Whether the VOQ for `dst` may move its stamped head packet to its uplink now; if not, it
+  /// joins that uplink's waiting list.
+  bool uplink_open(uint32_t dst, Voq& v);
+  void arm_uplink(uint16_t port, int64_t excess);
+  /// Serves the VOQs waiting for uplink `port` in turn while it has room.
+  void drain_waiting(uint16_t port);
   void grant_next(uint16_t port);
   Packet* control(PacketType type, uint32_t src, uint32_t dst, const GrantInfo& info);
 
@@ -148,6 +161,12 @@ class GseDgsq : public SwitchExtension, public EventTarget {
   Rate downlink_capacity_;  // sum of the links' rates (without GSOS)
   Rate link_rate_;          // one link's rate (a Clos: the links of a tier are equal)
   Time downlink_free_;      // when the budget has caught up with what it granted
+  // Source gate: per uplink port, the remote VOQs whose head packet it cannot take yet (served
+  // in turn), and a timer for when its queue will have drained to the gate (tag: port count +
+  // port).
+  std::vector<std::deque<uint32_t>> waiting_;
+  std::vector<Timer> uplink_timer_;
+  int32_t draining_ = -1;  // the port drain_waiting() serves now
 };
 
 }  // namespace fabsim

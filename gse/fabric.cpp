@@ -53,6 +53,12 @@ void load_dgsq(Section& g, GseConfig& c) {
                          "control: the port's ACKs and CNPs take part of its rate); 0 = off "
                          "[choice]")
                      .count();
+  c.source_gate = g.bytes("source_gate", Bytes(c.source_gate), Bytes(0), kMaxBytes,
+                          "the source GSP moves granted packets from its VOQs to the uplinks "
+                          "only while the usable uplinks queue at most this per link on "
+                          "average (the traffic manager's uplink scheduler); what waits stays "
+                          "in the VOQs, under voq_ecn and source-local PFC; 0 = off [choice]")
+                      .count();
   c.transit_caps = g.boolean("transit_caps", c.transit_caps,
                              "grant remote sources no faster than the spine links into the "
                              "destination leaf carry (one budget: containers use all of "
@@ -294,7 +300,8 @@ void GseFabric::add_stats(nlohmann::ordered_json& j, Time now) const {
                  {"peak_voqs_per_gsp", d.peak_voqs},
                  {"peak_voq_bytes_per_gsp", d.peak_voq_bytes},
                  {"hold_drops", d.hold_drops},
-                 {"ecn_marks", d.ecn_marks}};
+                 {"ecn_marks", d.ecn_marks},
+                 {"source_waits", d.source_waits}};
   }
   const auto gsps = static_cast<long double>(std::max<size_t>(1, reorders.size()));
   j["gse"] = {{"mode", cfg_.mode == GseMode::kE2E ? "e2e" : "n2n"},

@@ -62,9 +62,14 @@ struct GseConfig {
   bool record_containers = false;  // keep (stream, container, uplink) for tests
   // DGSQ (data plane II)
   bool dgsq = false;
-  int64_t grant_quantum = 16384;   // bytes per grant (one container by default)
-  double grant_rate = 1.0;         // share of the port's rate granted at most
-  int64_t grant_gate = 32768;      // no grant while the port queues more (egress flow control)
+  int64_t grant_quantum = 16384;  // bytes per grant (one container by default)
+  double grant_rate = 1.0;        // share of the port's rate granted at most
+  int64_t grant_gate = 32768;     // no grant while the port queues more (egress flow control)
+  // The source GSP takes granted packets out of its VOQs only while the uplinks it may use
+  // queue at most this per link on average: the traffic manager's uplink scheduler pulls from
+  // the VOQs, so bytes it cannot send yet stay in them (charged to the NIC's port, seen by
+  // voq_ecn and source-local PFC). 0 = off: granted bytes go at once to the uplink queues.
+  int64_t source_gate = 32768;
   bool gate_lookahead = true;      // the gate looks one request-grant loop ahead (see dgsq.cpp)
   Time grant_loop;                 // that loop's delay, from the topology (set at installation)
   bool transit_caps = true;        // grants to remote sources within the GSFs' capacity

@@ -235,5 +235,79 @@ TEST(Dgsq, WithoutPfcVoqEcnSlowsTheNicsInsteadOfDropping) {
   EXPECT_EQ(d.fabric["dgsq"]["ecn_marks"].get<uint64_t>(), 0U);
 }
 
+// A source leaf that lost one of its two uplinks is granted 776G by a destination leaf that
+// knows nothing of it (8 ports x 97G, within that leaf's own ingress budget), and can send
+// 400G. The source gate keeps the surplus in the VOQs (charged to the NICs' ports, under
+// source-local PFC and voq_ecn), and the live uplink's queue at the gate; without the gate the
+// granted bytes pile up on the uplink instead.
+TEST(Dgsq, TheSourceGateKeepsGrantedBytesTheUplinksCannotCarryInTheVoqs) {
+  std::string toml = R"(
+[topology]
+kind = "leaf_spine"
+servers = 2
+gpus_per_server = 8
+spines = 2
+nic_rate = "100Gbps"
+uplink_rate = "400Gbps"
+[transport]
+kind = "roce"
+[workload]
+kind = "flows"
+[faults]
+[[faults.events]]
+link = "leaf0-spine1"
+action = "down"
+at = "0s"
+)";
+  for (int i = 0; i < 8; ++i) {
+    toml += fmt::format("[[workload.flows]]\nsrc = {}\ndst = {}\nbytes = \"4MB\"\n", i, 8 + i);
+  }
+  auto run_gate = [&](const char* gate, int64_t* peak_uplink, RunResult* out) {
+    auto sets = kDgsq;
+    sets.push_back(fmt::format("fabric.gse.source_gate={}", gate));
+    const auto cfg = load_scenario_text(toml, "gate.toml", sets);
+    fabsim::Run run(cfg);
+    *out = execute_checked(run);
+    ASSERT_TRUE(out->all_done);
+    const TopologyInfo& topo = run.topology();
+    const uint32_t leaf0 = topo.tors[0];
+    *peak_uplink = 0;
+    for (uint16_t p : topo.uplink_ports(leaf0)) {
+      *peak_uplink =
+          std::max(*peak_uplink, run.network().sw(leaf0).port(p).counters().peak_queue_bytes);
+    }
+  };
+  int64_t gated_peak = 0;
+  int64_t open_peak = 0;
+  RunResult gated;
+  RunResult open;
+  run_gate("\"32KiB\"", &gated_peak, &gated);
+  run_gate("0", &open_peak, &open);
+  // At most the gate plus the packet that passed it (4,178 B + the 16 B GSE header), and the
+  // control frames (64 B) queued behind: one frame's worth of slack.
+  EXPECT_LE(gated_peak, 32768 + 2 * 4194);
+  EXPECT_GT(gated.fabric["dgsq"]["source_waits"].get<uint64_t>(), 0U);
+  EXPECT_EQ(gated.fabric["pfc_in_fabric"].get<uint64_t>(), 0U);
+  EXPECT_EQ(gated.totals.drops, 0U);
+  EXPECT_EQ(open.fabric["dgsq"]["source_waits"].get<uint64_t>(), 0U);
+  EXPECT_GT(open_peak, 20 * gated_peak);  // the granted bytes wait on the uplink instead
+  // Where the surplus waits: the VOQs hold more than the uplink did without the gate.
+  EXPECT_GT(gated.fabric["dgsq"]["peak_voq_bytes_per_gsp"].get<int64_t>(),
+            open.fabric["dgsq"]["peak_voq_bytes_per_gsp"].get<int64_t>() + open_peak / 2);
+  // Without the gate the uplink's queue draws the fabric's ECN marks and DCQCN cuts the NICs
+  // (2,243 against 668 us when this was written).
+  EXPECT_GT(open.end_time, gated.end_time);
+  // With the gate, 8 x 4 MB drain over the one live 400G uplink: the closed form, within 2 %.
+  const Time t0 = serialization_delay(8 * 4'000'000LL * (4096 + 62 + 16 + 20) / 4096, 400_Gbps);
+  EXPECT_LT(static_cast<double>(gated.end_time.ps()), 1.02 * static_cast<double>(t0.ps()));
+  EXPECT_GT(gated.end_time, t0);
+  std::printf("[ figures ] source gate: live uplink peak queue %lld B (gate 32768), without the "
+              "gate %lld B; peak VOQ bytes %lld and %lld B; end %.1f us, line rate %.1f us\n",
+              static_cast<long long>(gated_peak), static_cast<long long>(open_peak),
+              gated.fabric["dgsq"]["peak_voq_bytes_per_gsp"].get<long long>(),
+              open.fabric["dgsq"]["peak_voq_bytes_per_gsp"].get<long long>(), gated.end_time.us_f(),
+              t0.us_f());
+}
+
 }  // namespace
 }  // namespace fabsim

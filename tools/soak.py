@@ -180,7 +180,7 @@ def routing_and_fabric(rng, sc, shape):
         gse["grant_quantum"] = pick(rng, "4KiB", "16KiB")
         if rng.random() < 0.3:
             gse.update(voq_ecn=True, grant_gate=pick(rng, 0, "32KiB"),
-                       gate_lookahead=rng.random() < 0.5, transit_caps=rng.random() < 0.7)
+                       source_gate=pick(rng, 0, "32KiB"), gate_lookahead=rng.random() < 0.5, transit_caps=rng.random() < 0.7)
         if rng.random() < 0.2:
             gse.update(grant_rate=pick(rng, 0.5, 1.0), transit_share=pick(rng, 0.5, 0.97),
                        voq_pool_queues=pick(rng, 0, 1, 16), voq_pool_bytes=pick(rng, 0, "64KiB"))
