@@ -62,10 +62,12 @@ enabled = true
 preset = "paper"
 """
 
-GSE = """[network.pfc]
-enabled = false
+GSE = """# Seed 000 §3.1.2: incast waits at the source GSP, and PFC goes only to the GPU whose VOQs
+# pass the threshold (source-local PFC: VOQ bytes are charged to the NIC's port). No fabric ECN:
+# DGSQ avoids congestion instead of signalling it (docs/gse.md "ECN in a GSE fabric").
+[network.pfc]
+enabled = true
 
-# As scenarios/seed002-gse-2to1.toml: DGSQ instead of fabric ECN, VOQ ECN to the NICs.
 [network.ecn]
 enabled = false
 
@@ -84,7 +86,6 @@ kind = "gse"
 mode = "n2n"
 container = "16KiB"
 dgsq = true
-voq_ecn = true
 """
 
 # The layout the seed does not give [UNVERIFIED]: TP 8 inside each server (NVLink), DP 4 across
