@@ -136,6 +136,16 @@ std::string to_string(Time t) {
   const auto v = static_cast<long double>(t.ps());
   if (t.ps() == 0) return "0s";
   if (t.ps() % 1'000'000'000'000LL == 0) return with_unit(v / 1e12L, "s");
+  if (t.ps() >= 1'000'000'000'000'000LL) {
+    // 1,000 s and more: seconds with their fraction, never an exponent (the horizon, 26.7
+    // days, printed as "2.30584e+09ms").
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6Lf", v / 1e12L);
+    std::string out = buf;
+    while (out.back() == '0') out.pop_back();
+    if (out.back() == '.') out.pop_back();
+    return out + "s";
+  }
   if (t.ps() >= 1'000'000'000LL) return with_unit(v / 1e9L, "ms");
   if (t.ps() >= 1'000'000LL) return with_unit(v / 1e6L, "us");
   if (t.ps() >= 1'000LL) return with_unit(v / 1e3L, "ns");

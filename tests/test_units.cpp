@@ -62,6 +62,10 @@ TEST(Units, ParseRate) {
 TEST(Units, Printing) {
   EXPECT_EQ(to_string(2_us), "2us");
   EXPECT_EQ(to_string(Time::ns(1500)), "1.5us");
+  // From 1,000 s on, seconds with a fraction and no exponent (the duration horizon).
+  EXPECT_EQ(to_string(Time::ps(INT64_MAX / 4)), "2305843.009214s");
+  EXPECT_EQ(to_string(Time::ms(1500)), "1500ms");
+  EXPECT_EQ(to_string(Time::us(1500)), "1.5ms");
   EXPECT_EQ(to_string(Bytes(16384)), "16KiB");
   EXPECT_EQ(to_string(Bytes(16000)), "16KB");
   EXPECT_EQ(to_string(400_Gbps), "400Gbps");
