@@ -290,6 +290,10 @@ void GseDgsq::try_send(uint32_t dst) {
       v.head_port =
           stamp_->stamp_and_choose(*p, uplinks_.data(), static_cast<uint32_t>(uplinks_.size()));
       v.head_stamped = true;
+    } else if (!v.local) {
+      // It waited: its uplink's cable may have failed meanwhile (as this GSP knows).
+      v.head_port = stamp_->repin_stamped(*p, uplinks_.data(),
+                                          static_cast<uint32_t>(uplinks_.size()), v.head_port);
     }
     if (!v.local && cfg_.source_gate > 0 && !uplink_open(dst, v)) break;
     // A VOQ is a queue like an egress port's: RED/ECN on its depth, so the NIC's DCQCN slows
@@ -317,9 +321,8 @@ void GseDgsq::try_send(uint32_t dst) {
 }
 
 int64_t GseDgsq::uplink_excess(uint16_t port) const {
-  const EgressPort& e = sw_.port(port);
-  if (!e.link()->up()) return 0;  // a dead link's queue is lost anyway: do not wait for it
-  return e.data_queued_bytes() - cfg_.source_gate;
+  // (A dead cable's port still drains at its rate, its frames lost: waiting ends.)
+  return sw_.port(port).data_queued_bytes() - cfg_.source_gate;
 }
 
 // The traffic manager's uplink scheduler pulls from the VOQs while the uplink has room; a VOQ

@@ -151,6 +151,19 @@ uint16_t GseSourceSelector::stamp_and_choose(Packet& p, const uint16_t* ports, u
   return s.port;
 }
 
+uint16_t GseSourceSelector::repin_stamped(const Packet& p, const uint16_t* ports, uint32_t n,
+                                          uint16_t port) {
+  if (gsos_ == nullptr || !gsos_->faults_known(sw_.id())) return port;
+  uint16_t keep = 0;
+  if (gsos_->filter(sw_.id(), p.dst, &port, 1, &keep) != 0) return port;
+  auto it = streams_.find(p.dst);
+  FABSIM_ASSERT(it != streams_.end());  // the packet was stamped for this stream
+  const uint16_t moved = choose(ports, n, gse_header(p).container, it->second.offset, p.dst);
+  if (it->second.port == port) it->second.port = moved;  // the open container follows
+  ++repinned_;
+  return moved;
+}
+
 uint16_t GseCoreSelector::select(Packet& p, const uint16_t* ports, uint32_t n) {
   n = narrow_to_usable(gsos_, sw_, p.dst, ports, n, usable_);
   if (n == 1) return ports[0];

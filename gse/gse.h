@@ -162,6 +162,10 @@ class GseSourceSelector : public PathSelector {
   /// Numbers `p` into its stream's container, stamps the header and returns its uplink. With
   /// DGSQ this runs when the VOQ sends the packet, not when the switch forwards it.
   uint16_t stamp_and_choose(Packet& p, const uint16_t* ports, uint32_t n);
+  /// For a stamped packet still waiting to go out of `port`: if this GSP now knows that port's
+  /// cable to be unusable, moves the packet's container (it and the rest of its stream's open
+  /// container) to a usable uplink and returns it; otherwise returns `port`.
+  uint16_t repin_stamped(const Packet& p, const uint16_t* ports, uint32_t n, uint16_t port);
   void set_deferred(bool d) { deferred_ = d; }
   /// Fault views and back-pressure come from `g` (nullptr: a fault-free fabric, no back-pressure).
   void set_gsos(const Gsos* g) { gsos_ = g; }

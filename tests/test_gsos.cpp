@@ -176,5 +176,53 @@ TEST(Gsos, GrantsFollowTheCapacityLeftAfterFailures) {
   EXPECT_LT(r.end_time, Time::us(385));
 }
 
+// A packet stamped for an uplink and waiting behind DGSQ's source gate when this GSP learns
+// that the uplink's cable failed moves, with the rest of its open container, to a usable uplink
+// instead of going into the dead cable.
+TEST(Gsos, AStampedPacketWaitingForAFailedUplinkMovesToAUsableOne) {
+  const auto cfg = load_scenario_text(gse_scenario(R"([fabric.gse]
+dgsq = true
+[faults]
+[[faults.events]]
+link = "leaf0-spine1"
+action = "down"
+at = "0s")",
+                                                   kLateFlow),
+                                      "gsos.toml");
+  fabsim::Run run(cfg);
+  ASSERT_TRUE(execute_checked(run).all_done);  // leaf 0 knows of the cable from here on
+  const auto& topo = run.topology();
+  Simulation& sim = run.sim();
+  const uint32_t leaf0 = topo.tors[0];
+  const auto& up = topo.uplink_ports(leaf0);
+  const auto n = static_cast<uint32_t>(up.size());
+  auto spine_of = [&](uint16_t port) { return topo.cables[topo.port_cable[leaf0][port]].upper; };
+  uint16_t dead = 0;
+  for (uint16_t p : up) {
+    if (spine_of(p) == topo.top_tier()[1]) dead = p;
+  }
+  auto& src = *run.fabric_as<GseFabric>()->sources()[0];
+  // Host 9 is on leaf 1: its stream opens a container on a usable uplink.
+  Packet* first = test::make_packet(sim, 1, 9, 1000, 3, 0, 0);
+  const uint16_t live = src.stamp_and_choose(*first, up.data(), n);
+  ASSERT_NE(live, dead);
+  const uint64_t before = src.repinned();
+  // Still usable: it stays where it is, nothing counted.
+  EXPECT_EQ(src.repin_stamped(*first, up.data(), n, live), live);
+  EXPECT_EQ(src.repinned(), before);
+  // Stamped for the dead uplink (as before the notice): it moves, and is counted.
+  const uint16_t moved = src.repin_stamped(*first, up.data(), n, dead);
+  EXPECT_NE(moved, dead);
+  EXPECT_NE(spine_of(moved), topo.top_tier()[1]);
+  EXPECT_EQ(src.repinned(), before + 1);
+  // The next packet of the same open container (1,000 B of 16 KiB used) follows its stream's
+  // uplink, which the move did not touch (it was not the dead one).
+  Packet* second = test::make_packet(sim, 1, 9, 1000, 3, 0, 1);
+  EXPECT_EQ(src.stamp_and_choose(*second, up.data(), n), live);
+  EXPECT_EQ(gse_header(*second).container, gse_header(*first).container);
+  sim.pool().release(first);
+  sim.pool().release(second);
+}
+
 }  // namespace
 }  // namespace fabsim
