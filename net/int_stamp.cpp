@@ -5,6 +5,18 @@
 
 namespace fabsim {
 
+namespace {
+
+uint64_t truncate(uint64_t v, int64_t unit) {
+  return unit > 0 ? v / static_cast<uint64_t>(unit) * static_cast<uint64_t>(unit) : v;
+}
+
+Time truncate(Time t, Time unit) {
+  return unit > Time() ? Time::ps(t.ps() / unit.ps() * unit.ps()) : t;
+}
+
+}  // namespace
+
 void IntStampHook::on_dequeue(Packet& p, EgressPort& port) {
   if (p.block == 0) return;
   ExtBlock& b = sim_.pool().block(p);
@@ -17,11 +29,12 @@ void IntStampHook::on_dequeue(Packet& p, EgressPort& port) {
     return;
   }
   IntHop hop;
-  hop.ts = sim_.now();
+  hop.ts = truncate(sim_.now(), units_.time);
   // Frames the port finished before this one, as HPCC ns-3 pushes m_txBytes before adding the
   // departing packet (switch-node.cc SwitchNotifyDequeue).
-  hop.tx_bytes = port.counters().tx_bytes;
-  hop.qlen = static_cast<uint32_t>(port.total_queued_bytes());
+  hop.tx_bytes = truncate(port.counters().tx_bytes, units_.tx_bytes.count());
+  hop.qlen = static_cast<uint32_t>(
+      truncate(static_cast<uint64_t>(port.total_queued_bytes()), units_.qlen.count()));
   hop.rate_mbps = static_cast<uint32_t>(port.link()->config().rate.bps() / 1'000'000);
   b.set<IntHop>(int_hop_offset(h.hops), hop);
   ++h.hops;

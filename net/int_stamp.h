@@ -29,9 +29,17 @@ inline void request_int(ExtBlock& b, int hops) {
   b.set_at<IntStackHeader, kIntHeaderOffset>(h);
 }
 
+/// The resolution of a record's fields: each value is truncated to a whole number of its unit
+/// (0 = exact), as fixed-width INT fields carry them.
+struct IntUnits {
+  Time time;
+  Bytes tx_bytes;
+  Bytes qlen;
+};
+
 class IntStampHook final : public DequeueHook {
  public:
-  explicit IntStampHook(Simulation& sim) : sim_(sim) {}
+  explicit IntStampHook(Simulation& sim, IntUnits units = {}) : sim_(sim), units_(units) {}
   void on_dequeue(Packet& p, EgressPort& port) override;
   /// Records pushed by this hook, and hops that found the stack full.
   uint64_t stamped() const { return stamped_; }
@@ -39,6 +47,7 @@ class IntStampHook final : public DequeueHook {
 
  private:
   Simulation& sim_;
+  IntUnits units_;
   uint64_t stamped_ = 0;
   uint64_t full_ = 0;
 };

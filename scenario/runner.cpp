@@ -52,7 +52,7 @@ Run::~Run() = default;
 void Run::install_int() {
   for (size_t i = 0; i < net_.switch_count(); ++i) {
     Switch& sw = net_.sw(i);
-    auto& hook = sw.adopt_hook(std::make_unique<IntStampHook>(sim_));
+    auto& hook = sw.adopt_hook(std::make_unique<IntStampHook>(sim_, cfg_.network.int_units));
     for (size_t port = 0; port < sw.port_count(); ++port) {
       for (uint8_t c = 0; c < kControlClass; ++c) {
         sw.add_dequeue_hook(static_cast<uint16_t>(port), c, &hook);

@@ -224,6 +224,16 @@ void load_network(Section& s, NetworkConfig& n) {
                                    "trim the arriving or the last queued packet with probability "
                                    "1/2 each (uet-htsim); false: always the arriving one");
   t.finish();
+  auto in = s.table("int", "resolution of the in-band telemetry fields switches stamp (HPCC)");
+  n.int_units.time =
+      in.time("time_unit", n.int_units.time, "timestamp resolution (0 = exact; HPCC ns-3: 1ns)");
+  n.int_units.tx_bytes = in.bytes("bytes_unit", n.int_units.tx_bytes, Bytes(0), Bytes(1 << 20),
+                                  "resolution of the bytes-sent counter (0 = exact; HPCC ns-3: "
+                                  "128B x INT_MULTI, 512B at 100G)");
+  n.int_units.qlen = in.bytes("qlen_unit", n.int_units.qlen, Bytes(0), Bytes(1 << 20),
+                              "resolution of the queue length (0 = exact; HPCC ns-3: 80B x "
+                              "INT_MULTI, 320B at 100G)");
+  in.finish();
   auto l = s.table("loss", "link loss model (docs/FAULTS.md \"Loss models\"); PFC frames exempt");
   load_loss(l, has_loss_probability, loss_probability, n);
   l.finish();

@@ -12,6 +12,7 @@
 #include "config/reader.h"
 #include "gse/gse.h"
 #include "net/faults.h"
+#include "net/int_stamp.h"
 #include "net/switch_config.h"
 #include "net/topology.h"
 #include "scenario/kinds.h"
@@ -45,6 +46,10 @@ struct NetworkConfig {
     bool count_on_wire = false;    // the frame being serialized counts in the queue
     bool random_victim = false;    // trim the arrival or the last queued packet, at random
   } trim;
+  /// `[network.int]`: the resolution of the INT record's fields (net/int_stamp.h). Hardware
+  /// carries them in fixed-width fields; HPCC's ns-3 simulator keeps time in ns and bytes and
+  /// queue length in units of 128 and 80 B times INT_MULTI (4 at 100G). 0 = exact.
+  IntUnits int_units;
 };
 
 /// `[faults]`: the schedule and the Ethernet fabric's reconvergence (docs/FAULTS.md).

@@ -353,6 +353,33 @@ TEST(IntHook, StampsQueueTxBytesTimeAndRate) {
   EXPECT_EQ(t.sim.pool().live_blocks(), 0U);
 }
 
+// Fixed-width fields: each value is truncated to a whole number of its unit (HPCC ns-3's
+// IntHop::Set divides by the unit), the same three frames as above.
+TEST(IntHook, FieldsAreTruncatedToTheirUnits) {
+  Bench t(no_ecn());
+  const IntUnits units{Time::ns(100), Bytes(512), Bytes(320)};
+  auto& stamp = t.sw().adopt_hook(std::make_unique<IntStampHook>(t.sim, units));
+  t.sw().add_dequeue_hook(0, 1, &stamp);
+  t.down().apply_pause(1, 65535);
+  for (uint64_t s = 0; s < 3; ++s) {
+    Packet* p = t.make(1, s);
+    request_int(t.sim.pool().attach_block(*p), 5);
+    t.inject(p);
+  }
+  t.sim.run(2_us);
+  const Time resume = t.sim.now();
+  t.down().apply_pause(1, 0);
+  t.sim.run();
+  ASSERT_EQ(t.sink.arrivals.size(), 3U);
+  for (int k = 0; k < 3; ++k) {
+    const IntHop& h = t.sink.arrivals[k].hops[0];
+    const int64_t ts = (resume + kSer * k).ps();
+    EXPECT_EQ(h.ts, Time::ps(ts / 100'000 * 100'000)) << "k=" << k;
+    EXPECT_EQ(h.tx_bytes, static_cast<uint64_t>(k * kFrame / 512 * 512)) << "k=" << k;
+    EXPECT_EQ(h.qlen, static_cast<uint32_t>((2 - k) * kFrame / 320 * 320)) << "k=" << k;
+  }
+}
+
 TEST(IntHook, FullStackIsLeftAloneAndCounted) {
   Bench t(no_ecn());
   auto& stamp = t.sw().adopt_hook(std::make_unique<IntStampHook>(t.sim));
