@@ -12,31 +12,66 @@ ReorderBitmap::Result ReorderBitmap::arrive(uint64_t psn) {
   if (psn == expected_) {
     ++expected_;
     uint64_t advanced = 1;
-    // bits_[0] stands for the new expected_: pop it; if it had arrived, keep advancing.
-    while (!bits_.empty()) {
-      const bool got = bits_.front();
-      bits_.pop_front();
-      if (!got) break;
+    // Keep advancing over PSNs that had arrived, clearing their bits.
+    while (held_ > 0 && test(expected_)) {
+      flip(expected_);
       ++expected_;
       --held_;
       ++advanced;
     }
+    high_ = std::max(high_, expected_);
     return {Arrival::kInOrder, advanced};
   }
   const uint64_t offset = psn - expected_ - 1;
   if (offset >= capacity_) return {Arrival::kBeyond};
-  if (offset < bits_.size() && bits_[offset]) return {Arrival::kDuplicate};
-  if (offset >= bits_.size()) bits_.resize(offset + 1, false);
-  bits_[offset] = true;
+  if (psn < high_ && test(psn)) return {Arrival::kDuplicate};
+  if (psn - expected_ + 64 > bit_mask_ + 1) grow(psn - expected_);
+  flip(psn);
   ++held_;
+  high_ = std::max(high_, psn + 1);
   return {Arrival::kOutOfOrder};
+}
+
+void ReorderBitmap::grow(uint64_t span) {
+  uint64_t bits = 128;
+  while (bits < span + 64) bits *= 2;
+  std::vector<uint64_t> old;
+  old.swap(words_);
+  const uint64_t old_mask = bit_mask_;
+  words_.assign(bits / 64, 0);
+  bit_mask_ = bits - 1;
+  if (held_ == 0) return;
+  for (uint64_t p = expected_ + 1; p < high_; ++p) {
+    const uint64_t b = p & old_mask;
+    if (((old[b >> 6] >> (b & 63)) & 1) != 0) flip(p);
+  }
 }
 
 bool ReorderBitmap::received(uint64_t psn) const {
   if (psn < expected_) return true;
-  if (psn == expected_) return false;
-  const uint64_t offset = psn - expected_ - 1;
-  return offset < bits_.size() && bits_[offset];
+  if (psn >= high_ || psn == expected_) return false;
+  return test(psn);
+}
+
+uint64_t ReorderBitmap::window(uint64_t base) const {
+  uint64_t out = 0;
+  if (base < expected_) {  // below the cumulative point: received
+    const uint64_t n = expected_ - base;
+    if (n >= 64) return ~uint64_t{0};
+    out = (uint64_t{1} << n) - 1;
+  }
+  const uint64_t lo = std::max(base, expected_ + 1);
+  const uint64_t hi = std::min(base + 64, high_);
+  if (lo >= hi) return out;
+  // The ring's bits from PSN lo on, low bit first, from one or two words.
+  const uint64_t b = lo & bit_mask_;
+  const uint64_t shift = b & 63;
+  const uint64_t word = b >> 6;
+  uint64_t w = words_[word] >> shift;
+  if (shift != 0) w |= words_[(word + 1) & (bit_mask_ >> 6)] << (64 - shift);
+  const uint64_t n = hi - lo;
+  if (n < 64) w &= (uint64_t{1} << n) - 1;
+  return out | (w << (lo - base));
 }
 
 // ---- sender ----------------------------------------------------------------------------------

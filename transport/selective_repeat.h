@@ -15,7 +15,8 @@
 #pragma once
 
 #include <cstdint>  // sequence numbers
-#include <deque>    // bitmaps that slide with the cumulative point
+#include <deque>    // the sender's SACK marks, sliding with snd_una
+#include <vector>   // the receiver's ring of bit words
 
 namespace fabsim {
 
@@ -43,13 +44,29 @@ class ReorderBitmap {
   /// PSNs received beyond `expected`.
   uint64_t held() const { return held_; }
   bool received(uint64_t psn) const;
+  /// received() of PSNs `base` .. `base` + 63 as one word, bit i for `base` + i (a SACK).
+  uint64_t window(uint64_t base) const;
   uint64_t capacity() const { return capacity_; }
 
  private:
+  // The PSNs held beyond `expected_` are bits of a ring of words, PSN p at bit p mod the ring's
+  // size (a power of two at least the span held): O(1) per test and 64 PSNs per word read.
+  bool test(uint64_t psn) const {
+    const uint64_t b = psn & bit_mask_;
+    return ((words_[b >> 6] >> (b & 63)) & 1) != 0;
+  }
+  void flip(uint64_t psn) {
+    const uint64_t b = psn & bit_mask_;
+    words_[b >> 6] ^= uint64_t{1} << (b & 63);
+  }
+  void grow(uint64_t span);  // a ring of at least `span` + 64 bits, the held bits kept
+
   uint64_t capacity_;
   uint64_t expected_ = 0;
   uint64_t held_ = 0;
-  std::deque<bool> bits_;  // bits_[i]: expected_ + 1 + i has arrived
+  uint64_t high_ = 0;  // one past the highest PSN held (expected_ when none is)
+  uint64_t bit_mask_ = 0;
+  std::vector<uint64_t> words_;  // set bits: exactly the PSNs held, all in (expected_, high_)
 };
 
 /// The sender's scoreboard and recovery state over PSNs [snd_una, snd_nxt).

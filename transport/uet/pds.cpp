@@ -6,11 +6,7 @@
 namespace fabsim {
 
 uint64_t sack_bits(const ReorderBitmap& r, uint64_t base) {
-  uint64_t bits = 0;
-  for (uint64_t i = 0; i < 64; ++i) {
-    if (r.received(base + i)) bits |= uint64_t{1} << i;
-  }
-  return bits;
+  return r.window(base);
 }
 
 void PdsScoreboard::sent(uint64_t psn, Time now, uint32_t bytes, uint32_t payload, uint16_t ev) {
