@@ -1,6 +1,7 @@
 // A FIFO ring buffer with power-of-two capacity that allocates nothing until the first push.
-// Used for per-class port queues and link in-flight lists, of which a large fabric has tens of
-// thousands (a std::deque allocates on construction).
+// Used for per-class port queues, link in-flight lists and per-connection windows, of which a
+// large fabric has tens of thousands (a std::deque allocates about 600 B on construction).
+// Growing moves the elements: references into the ring do not survive a push_back.
 #pragma once
 
 #include <cstddef>  // size_t
@@ -25,6 +26,7 @@ template <typename T> class Ring {
   }
   /// Element i positions behind the front.
   T& operator[](size_t i) { return buf_[(head_ + i) & (cap_ - 1)]; }
+  const T& operator[](size_t i) const { return buf_[(head_ + i) & (cap_ - 1)]; }
   void push_back(const T& v) {
     if (count_ == cap_) grow();
     buf_[(head_ + count_) & (cap_ - 1)] = v;
@@ -36,6 +38,10 @@ template <typename T> class Ring {
     --count_;
   }
   T& back() {
+    FABSIM_ASSERT(count_ > 0);
+    return buf_[(head_ + count_ - 1) & (cap_ - 1)];
+  }
+  const T& back() const {
     FABSIM_ASSERT(count_ > 0);
     return buf_[(head_ + count_ - 1) & (cap_ - 1)];
   }

@@ -9,8 +9,8 @@
 // PSN the receiver expects); a timeout expires the outstanding PSNs sent at least one RTO ago.
 // Retransmissions go before new data, lowest PSN first. The oldest outstanding send time (for
 // the RTO timer) is kept in a FIFO of sends: times only grow, so the front is the oldest once
-// stale entries (acknowledged or resent since) are skipped. No per-packet allocation beyond
-// the deques' blocks.
+// stale entries (acknowledged or resent since) are skipped. No per-packet allocation: the two
+// FIFOs are rings that allocate on first use and grow to the largest window.
 //
 // Receiver: RUD and RUDI accept any PSN inside the window and report SACK bits; ROD accepts only
 // the expected PSN (the reorder bitmap with capacity 0 beyond it). `sack_bits` reads 64 bits of
@@ -18,11 +18,11 @@
 #pragma once
 
 #include <cstdint>     // PSNs
-#include <deque>       // per-PSN state
 #include <functional>  // greater
 #include <queue>       // retransmission queue
 #include <vector>      // its storage
 
+#include "core/ring.h"  // per-PSN state
 #include "core/units.h"
 #include "transport/selective_repeat.h"
 
@@ -103,12 +103,12 @@ class PdsScoreboard {
   int64_t in_flight_ = 0;
   int64_t queued_ = 0;
   uint64_t outstanding_ = 0;
-  std::deque<Slot> slots_;  // slots_[i]: PSN una_ + i
+  Ring<Slot> slots_;  // slots_[i]: PSN una_ + i
   struct Send {
     Time at;
     uint64_t psn;
   };
-  std::deque<Send> sends_;  // every send in time order (stale entries skipped lazily)
+  Ring<Send> sends_;  // every send in time order (stale entries skipped lazily)
   // Queued PSNs, lowest first; an entry whose PSN was acknowledged meanwhile is skipped.
   mutable std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> rtx_;
 };

@@ -2,11 +2,11 @@
 #include "transport/uet/uet.h"
 
 #include <algorithm>  // max, min
-#include <deque>      // messages per PDC
 
 #include <fmt/format.h>
 
 #include "core/assert.h"
+#include "core/ring.h"  // messages per PDC
 #include "net/round_trip.h"
 #include "transport/selective_repeat.h"
 #include "transport/uet/pds.h"
@@ -403,8 +403,8 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   int64_t full_frame() const { return t_.cfg_.wire.payload + t_.cfg_.wire.header_bytes; }
 
   const Message& message_of(uint64_t psn) const {
-    for (const auto& m : messages_) {
-      if (psn < m.end_psn) return m;
+    for (size_t i = 0; i < messages_.size(); ++i) {
+      if (psn < messages_[i].end_psn) return messages_[i];
     }
     FABSIM_ASSERT(false);
     return messages_.back();
@@ -610,7 +610,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   uint16_t rod_ev_ = 0;
   PdsScoreboard sb_;
   uint64_t uud_next_ = 0;  // UUD keeps no scoreboard
-  std::deque<Message> messages_;
+  Ring<Message> messages_;
   uint64_t psn_end_ = 0;
   Time last_send_;
   Time gap_;
