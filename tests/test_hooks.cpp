@@ -320,21 +320,29 @@ TEST(RedHook, ThresholdsScaleWithThePortRate) {
   }
 }
 
-TEST(IntHook, StampsQueueTxBytesTimeAndRate) {
-  Bench t(ecn_always());
-  auto& stamp = t.sw().adopt_hook(std::make_unique<IntStampHook>(t.sim));
-  t.sw().add_dequeue_hook(0, 1, &stamp);  // after RED on the same queue: a chain
+// Three frames asking for INT (and `extra` more without a block) wait behind a pause of the
+// port towards the sink, then leave back to back; returns when the pause ended.
+Time queue_int_frames_then_resume(Bench& t, Ecn ecn, int extra) {
   t.down().apply_pause(1, 65535);
   for (uint64_t s = 0; s < 3; ++s) {
-    Packet* p = t.make(1, s, Ecn::kEct);
+    Packet* p = t.make(1, s, ecn);
     request_int(t.sim.pool().attach_block(*p), 5);
     t.inject(p);
   }
-  t.inject(t.make(1, 3));  // no extension block: passes unstamped
+  for (int i = 0; i < extra; ++i) t.inject(t.make(1, 3 + static_cast<uint64_t>(i)));
   t.sim.run(2_us);
   const Time resume = t.sim.now();
   t.down().apply_pause(1, 0);
   t.sim.run();
+  return resume;
+}
+
+TEST(IntHook, StampsQueueTxBytesTimeAndRate) {
+  Bench t(ecn_always());
+  auto& stamp = t.sw().adopt_hook(std::make_unique<IntStampHook>(t.sim));
+  t.sw().add_dequeue_hook(0, 1, &stamp);  // after RED on the same queue: a chain
+  // The fourth frame has no extension block: it passes unstamped.
+  const Time resume = queue_int_frames_then_resume(t, Ecn::kEct, 1);
   ASSERT_EQ(t.sink.arrivals.size(), 4U);
   for (int k = 0; k < 3; ++k) {
     const auto& a = t.sink.arrivals[k];
@@ -360,16 +368,7 @@ TEST(IntHook, FieldsAreTruncatedToTheirUnits) {
   const IntUnits units{Time::ns(100), Bytes(512), Bytes(320)};
   auto& stamp = t.sw().adopt_hook(std::make_unique<IntStampHook>(t.sim, units));
   t.sw().add_dequeue_hook(0, 1, &stamp);
-  t.down().apply_pause(1, 65535);
-  for (uint64_t s = 0; s < 3; ++s) {
-    Packet* p = t.make(1, s);
-    request_int(t.sim.pool().attach_block(*p), 5);
-    t.inject(p);
-  }
-  t.sim.run(2_us);
-  const Time resume = t.sim.now();
-  t.down().apply_pause(1, 0);
-  t.sim.run();
+  const Time resume = queue_int_frames_then_resume(t, Ecn::kNotEct, 0);
   ASSERT_EQ(t.sink.arrivals.size(), 3U);
   for (int k = 0; k < 3; ++k) {
     const IntHop& h = t.sink.arrivals[k].hops[0];
