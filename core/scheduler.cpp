@@ -1,19 +1,21 @@
-// 4-ary heap operations; see scheduler.h.
+// The calendar queue and the far heap; see scheduler.h.
 #include "core/scheduler.h"
 
-#include <cstdlib>  // aligned_alloc, free
-#include <cstring>  // memcpy
-#include <new>      // bad_alloc
+#include <algorithm>  // sort, partition_point
+#include <bit>        // countr_zero
+#include <cstdlib>    // aligned_alloc, free
+#include <cstring>    // memcpy
+#include <new>        // bad_alloc
 
 #include "core/assert.h"
 
 namespace fabsim {
 
-Scheduler::~Scheduler() {
+EventHeap::~EventHeap() {
   std::free(heap_);
 }
 
-void Scheduler::grow() {
+void EventHeap::grow() {
   const size_t cap = capacity_ == 0 ? 64 : capacity_ * 2;
   auto* next = static_cast<Event*>(std::aligned_alloc(128, cap * sizeof(Event)));
   if (next == nullptr) throw std::bad_alloc();
@@ -23,16 +25,7 @@ void Scheduler::grow() {
   capacity_ = cap;
 }
 
-void Scheduler::schedule(Time at, EventTarget* target, uint32_t tag, uint32_t gen) {
-  FABSIM_ASSERT(at.ps() >= 0);
-  const Event e{at.ps(), next_seq_++, target, tag, gen};
-  if (hole_) {
-    // The root is empty and every other event is no earlier than the one just taken, which
-    // is no later than `e`: sift `e` down from the root.
-    hole_ = false;
-    sift_down(kRoot, e);
-    return;
-  }
+void EventHeap::push(const Event& e) {
   if (kRoot + size_ + 1 > capacity_) grow();
   size_t i = kRoot + size_++;
   while (i > kRoot) {
@@ -44,7 +37,7 @@ void Scheduler::schedule(Time at, EventTarget* target, uint32_t tag, uint32_t ge
   heap_[i] = e;
 }
 
-void Scheduler::sift_down(size_t i, const Event& e) {
+void EventHeap::sift_down(size_t i, const Event& e) {
   const size_t end_all = kRoot + size_;
   for (;;) {
     const size_t first = 4 * i - 8;
@@ -61,25 +54,108 @@ void Scheduler::sift_down(size_t i, const Event& e) {
   heap_[i] = e;
 }
 
-void Scheduler::remove_root() {
+Event EventHeap::pop() {
   FABSIM_ASSERT(size_ > 0);
-  --size_;
-  if (size_ == 0) return;
-  const Event last = heap_[kRoot + size_];
-  sift_down(kRoot, last);
-}
-
-Event Scheduler::pop() {
-  FABSIM_ASSERT(size_ > 0 && !hole_);
   const Event out = heap_[kRoot];
-  remove_root();
+  --size_;
+  if (size_ > 0) {
+    const Event last = heap_[kRoot + size_];
+    sift_down(kRoot, last);
+  }
   return out;
 }
 
-Event Scheduler::take_top() {
-  FABSIM_ASSERT(size_ > 0 && !hole_);
-  hole_ = true;
-  return heap_[kRoot];
+Scheduler::Scheduler()
+    : cur_end_(uint64_t{1} << kBucketShift), window_end_(kBuckets << kBucketShift),
+      heads_(kBuckets, kNil), bits_(kWords, 0), summary_(kSummaryWords, 0) {}
+
+void Scheduler::schedule(Time at, EventTarget* target, uint32_t tag, uint32_t gen) {
+  FABSIM_ASSERT(at.ps() >= 0);
+  const Event e{at.ps(), next_seq_++, target, tag, gen};
+  ++size_;
+  const auto t = static_cast<uint64_t>(e.at);
+  if (t < cur_end_) {
+    insert_current(e);
+  } else if (t < window_end_) {
+    push_bucket(e);
+  } else {
+    far_.push(e);
+  }
+}
+
+// `e` carries the largest sequence number yet, so it goes after every event of the same time:
+// before the first event (from the back, the earliest) whose time is not later than its own.
+void Scheduler::insert_current(const Event& e) {
+  const auto pos = std::partition_point(current_.begin(), current_.end(),
+                                        [&](const Event& x) { return x.at > e.at; });
+  current_.insert(pos, e);
+}
+
+void Scheduler::push_bucket(const Event& e) {
+  const uint64_t slot = bucket_of(e.at) & kMask;
+  uint32_t i = free_;
+  if (i != kNil) {
+    free_ = nodes_[i].next;
+  } else {
+    FABSIM_ASSERT(nodes_.size() < kNil);
+    i = static_cast<uint32_t>(nodes_.size());
+    nodes_.emplace_back();
+  }
+  nodes_[i] = {e, heads_[slot]};
+  heads_[slot] = i;
+  bits_[slot >> 6] |= uint64_t{1} << (slot & 63);
+  summary_[slot >> 12] |= uint64_t{1} << ((slot >> 6) & 63);
+}
+
+uint64_t Scheduler::first_slot_from(uint64_t slot) const {
+  uint64_t w = slot >> 6;
+  if (w >= kWords) return kBuckets;
+  const uint64_t here = bits_[w] & (~uint64_t{0} << (slot & 63));
+  if (here != 0) return (w << 6) | static_cast<uint64_t>(std::countr_zero(here));
+  ++w;  // the first word after this one that holds a bucket, from the summary
+  for (uint64_t k = w >> 6; k < kSummaryWords; ++k) {
+    uint64_t s = summary_[k];
+    if (k == (w >> 6)) s &= ~uint64_t{0} << (w & 63);
+    if (s != 0) {
+      const uint64_t word = (k << 6) | static_cast<uint64_t>(std::countr_zero(s));
+      return (word << 6) | static_cast<uint64_t>(std::countr_zero(bits_[word]));
+    }
+  }
+  return kBuckets;
+}
+
+// The current bucket ran empty: the next one is the first non-empty bucket of the wheel after
+// it, or, if the wheel is empty, the far heap's earliest event's. The window then moves on and
+// takes in the far events it now covers; the new current bucket's list is sorted.
+void Scheduler::advance() {
+  FABSIM_ASSERT(size_ > 0 && current_.empty());
+  const uint64_t from = (cur_ + 1) & kMask;
+  uint64_t slot = first_slot_from(from);
+  if (slot == kBuckets && from != 0) slot = first_slot_from(0);
+  if (slot != kBuckets) {
+    cur_ = cur_ + 1 + ((slot - from) & kMask);
+  } else {
+    FABSIM_ASSERT(!far_.empty());
+    cur_ = bucket_of(far_.top().at);
+  }
+  cur_end_ = (cur_ + 1) << kBucketShift;
+  window_end_ = (cur_ + kBuckets) << kBucketShift;
+  while (!far_.empty() && static_cast<uint64_t>(far_.top().at) < window_end_) {
+    push_bucket(far_.pop());  // the current bucket's too: its list is loaded next
+  }
+  const uint64_t s = cur_ & kMask;
+  for (uint32_t i = heads_[s]; i != kNil;) {
+    current_.push_back(nodes_[i].e);
+    const uint32_t next = nodes_[i].next;
+    nodes_[i].next = free_;
+    free_ = i;
+    i = next;
+  }
+  heads_[s] = kNil;
+  bits_[s >> 6] &= ~(uint64_t{1} << (s & 63));
+  if (bits_[s >> 6] == 0) summary_[s >> 12] &= ~(uint64_t{1} << ((s >> 6) & 63));
+  std::sort(current_.begin(), current_.end(),
+            [](const Event& a, const Event& b) { return before(b, a); });
 }
 
 }  // namespace fabsim

@@ -1,10 +1,20 @@
-// The event scheduler: a 4-ary min-heap of small plain entries ordered by (time, sequence).
+// The event scheduler: a calendar queue (a timing wheel of short buckets) for the near future
+// and a 4-ary min-heap for the far future, both ordered by (time, sequence).
 // DESIGN.md "The engine": the sequence number breaks ties so runs are deterministic; timers
 // cancel lazily with generation counters (Timer below), so nothing is ever searched or removed
-// from the heap except its top.
+// except the earliest event.
+//
+// Why a wheel (docs/PERFORMANCE.md "A calendar queue for the near future"): in a busy fabric
+// nearly every event lands within a few microseconds (a serialization, a link's delay), and
+// thousands are pending at once (one per busy link and port). A heap pays a sift of full depth
+// per event (half of all instructions at 1,024 hosts); the wheel pays an append to a bucket, and
+// a sort of the bucket's few events when time reaches it. The order is exactly the heap's:
+// buckets come in time order, each is sorted by (time, sequence), and an event scheduled into
+// the bucket being run is inserted at its sorted place. So a run gives the same results either way.
 #pragma once
 
 #include <cstdint>  // uint32_t, uint64_t
+#include <vector>   // buckets, nodes, the current bucket
 
 #include "core/units.h"
 
@@ -29,49 +39,101 @@ struct Event {
   uint64_t seq() const { return sequence; }
 };
 
+/// Strict order of events: earlier time first, then scheduling order. Written as a select
+/// rather than || so that the compiler emits conditional moves: twice as fast as the
+/// short-circuit form in bench/ (BM_SchedulerHold).
+inline bool before(const Event& a, const Event& b) {
+  return a.at != b.at ? a.at < b.at : a.sequence < b.sequence;
+}
+
 /// Min-heap on (time, seq) with arity 4 (fewer levels and cache misses than a binary heap).
 /// The root sits at slot 3 of a 128-byte-aligned array so that the four children of a node
 /// (slots 4i-8 .. 4i-5) share one 128-byte block: two cache lines per level instead of three.
-class Scheduler {
+/// The scheduler keeps its far-future events here.
+class EventHeap {
  public:
-  Scheduler() = default;
-  Scheduler(const Scheduler&) = delete;
-  Scheduler& operator=(const Scheduler&) = delete;
-  ~Scheduler();
-  void schedule(Time at, EventTarget* target, uint32_t tag, uint32_t gen = 0);
+  EventHeap() = default;
+  EventHeap(const EventHeap&) = delete;
+  EventHeap& operator=(const EventHeap&) = delete;
+  ~EventHeap();
+  void push(const Event& e);
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
   const Event& top() const { return heap_[kRoot]; }
   /// Removes and returns the earliest event.
   Event pop();
-  /// Returns the earliest event and leaves its slot empty: the first event scheduled before
-  /// close_hole() fills the root with one sift-down, instead of a pop plus a push. Most
-  /// handlers re-arm themselves, so this halves the heap work per event.
-  Event take_top();
-  /// Removes the empty root if no event filled it.
-  void close_hole() {
-    if (hole_) {
-      hole_ = false;
-      remove_root();
-    }
-  }
-  uint64_t scheduled() const { return next_seq_; }
 
  private:
   static constexpr size_t kRoot = 3;
   void grow();
-  void remove_root();  // fills the root with the last event and sifts it down
   void sift_down(size_t i, const Event& e);
-  // Written as a select rather than || so that the compiler emits conditional moves: twice
-  // as fast as the short-circuit form in bench/ (BM_SchedulerHold).
-  static bool before(const Event& a, const Event& b) {
-    return a.at != b.at ? a.at < b.at : a.sequence < b.sequence;
-  }
   Event* heap_ = nullptr;  // slots [kRoot, kRoot + size_) hold the heap
   size_t capacity_ = 0;    // slots allocated
   size_t size_ = 0;
+};
+
+/// The simulation's event queue. Time is cut into buckets of 2^kBucketShift ps; the wheel holds
+/// the kBuckets buckets from the current one on (the window, about 4.2 us), each an unsorted
+/// list. Events beyond the window wait in the far heap and move into the wheel as the window
+/// reaches them. The current bucket is a sorted array, earliest event last.
+class Scheduler {
+ public:
+  static constexpr int kBucketShift = 9;  // 512 ps per bucket
+  static constexpr uint64_t kBuckets = 8192;
+
+  Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+  /// Schedules an event. `at` may be any time >= 0, earlier than events already taken too
+  /// (the simulation never does that; the order is kept all the same).
+  void schedule(Time at, EventTarget* target, uint32_t tag, uint32_t gen = 0);
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  /// The earliest event (the scheduler must not be empty).
+  const Event& top() {
+    if (current_.empty()) advance();
+    return current_.back();
+  }
+  /// Removes and returns the earliest event (the scheduler must not be empty).
+  Event pop() {
+    if (current_.empty()) advance();
+    const Event e = current_.back();
+    current_.pop_back();
+    --size_;
+    return e;
+  }
+  uint64_t scheduled() const { return next_seq_; }
+
+ private:
+  static constexpr uint32_t kNil = UINT32_MAX;
+  static constexpr uint64_t kMask = kBuckets - 1;
+  static constexpr uint64_t kWords = kBuckets / 64;       // one bit per bucket: non-empty
+  static constexpr uint64_t kSummaryWords = kWords / 64;  // one bit per word: non-zero
+  static_assert(kBuckets % 4096 == 0, "two whole bitmap levels");
+  struct Node {
+    Event e;
+    uint32_t next;
+  };
+  static uint64_t bucket_of(int64_t at) { return static_cast<uint64_t>(at) >> kBucketShift; }
+  /// Moves to the next non-empty bucket and makes it the current one (sorted).
+  void advance();
+  void insert_current(const Event& e);
+  void push_bucket(const Event& e);
+  /// The first non-empty slot at or after `slot` (no wrap), or kBuckets.
+  uint64_t first_slot_from(uint64_t slot) const;
+
+  std::vector<Event> current_;     // the current bucket, sorted latest first
+  uint64_t cur_ = 0;               // absolute number of the current bucket
+  uint64_t cur_end_ = 0;           // first ps after it
+  uint64_t window_end_ = 0;        // first ps beyond the wheel
+  std::vector<uint32_t> heads_;    // per slot: first node of the bucket's list
+  std::vector<uint64_t> bits_;     // per slot: the bucket holds events
+  std::vector<uint64_t> summary_;  // per word of bits_: the word is non-zero
+  std::vector<Node> nodes_;        // list nodes; free ones chained from free_
+  uint32_t free_ = kNil;
+  EventHeap far_;
+  size_t size_ = 0;
   uint64_t next_seq_ = 0;
-  bool hole_ = false;  // the root slot is empty (between take_top and close_hole)
 };
 
 /// A one-shot timer with lazy cancellation and at most one pending heap entry. Cancelling

@@ -11,11 +11,10 @@ uint64_t Simulation::run(Time until) {
   uint64_t countdown = hook_ != nullptr ? hook_interval_ : UINT64_MAX;
   while (!sched_.empty() && !stopped_) {
     if (sched_.top().time() > until) break;
-    const Event e = sched_.take_top();
+    const Event e = sched_.pop();
     FABSIM_ASSERT(e.time() >= now_);
     now_ = e.time();
     e.target->on_event(e.tag, e.gen);
-    sched_.close_hole();
     ++n;
     if (--countdown == 0) {
       hook_->on_progress(now_, events_ + n);

@@ -59,8 +59,8 @@ class Simulation {
   }
   void background_fired() { --background_; }
   /// Inside an event handler: whether anything but background events is pending (the running
-  /// event's own slot is still counted by the scheduler).
-  bool foreground_pending() const { return sched_.size() > 1 + background_; }
+  /// event has left the scheduler).
+  bool foreground_pending() const { return sched_.size() > background_; }
   void stop() { stopped_ = true; }
   uint64_t events() const { return events_; }
   void set_progress_hook(ProgressHook* hook, uint64_t interval) {

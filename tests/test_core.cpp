@@ -1,6 +1,8 @@
 // Engine: scheduler order and ties, lazy timer cancellation, packet pool, histogram, RNG.
 #include <gtest/gtest.h>
 
+#include <set>      // reference order
+#include <utility>  // pair
 #include <vector>
 
 #include "core/packet_pool.h"
@@ -74,17 +76,16 @@ TEST(Scheduler, ManyRandomEventsComeOutSorted) {
   }
 }
 
-TEST(Scheduler, ReplaceTopKeepsOrderWithSeveralOrNoReschedules) {
+TEST(Scheduler, PopAndRescheduleKeepsOrderWithSeveralOrNoReschedules) {
   Scheduler s;
   Simulation sim(1);
   Recorder r(sim);
   Rng rng(3, 0);
   for (int i = 0; i < 500; ++i) s.schedule(Time::ps(static_cast<int64_t>(rng.below(1000))), &r, 0);
-  Event prev = s.take_top();
-  s.close_hole();
+  Event prev = s.pop();
   int64_t now = prev.time().ps();
   for (int i = 0; i < 5000 && !s.empty(); ++i) {
-    const Event e = s.take_top();
+    const Event e = s.pop();
     ASSERT_TRUE(prev.time() < e.time() || (prev.time() == e.time() && prev.seq() < e.seq()));
     now = e.time().ps();
     // 0, 1 or 2 new events, never earlier than now (as a handler would).
@@ -92,9 +93,68 @@ TEST(Scheduler, ReplaceTopKeepsOrderWithSeveralOrNoReschedules) {
     for (uint64_t j = 0; j < k && i < 4000; ++j) {
       s.schedule(Time::ps(now + static_cast<int64_t>(rng.below(50))), &r, 0);
     }
-    s.close_hole();
     prev = e;
   }
+}
+
+// The wheel, its current bucket and the far heap against a plain ordered set of (time, seq):
+// events a few ps ahead (into the bucket being run), within the window, beyond it (far heap,
+// migrated as the window moves), after a gap with the wheel empty (the window jumps), at the
+// same time as others, and earlier than the last event taken (allowed outside a simulation).
+TEST(Scheduler, MatchesAnOrderedSetAcrossTheWheelTheCurrentBucketAndTheFarHeap) {
+  Scheduler s;
+  Simulation sim(1);
+  Recorder r(sim);
+  Rng rng(11, 0);
+  std::set<std::pair<int64_t, uint64_t>> ref;
+  const int64_t window = static_cast<int64_t>(Scheduler::kBuckets) << Scheduler::kBucketShift;
+  auto add = [&](int64_t at) {
+    ref.insert({at, s.scheduled()});
+    s.schedule(Time::ps(at), &r, 0);
+  };
+  int64_t now = 0;
+  for (int i = 0; i < 200; ++i) add(static_cast<int64_t>(rng.below(3 * window)));
+  uint64_t popped = 0;
+  while (!s.empty()) {
+    ASSERT_FALSE(ref.empty());
+    const Event& top = s.top();
+    ASSERT_EQ(top.at, ref.begin()->first);
+    const Event e = s.pop();
+    ASSERT_EQ(e.at, ref.begin()->first);
+    ASSERT_EQ(e.sequence, ref.begin()->second);
+    ref.erase(ref.begin());
+    now = e.at;
+    ++popped;
+    if (popped > 20000) continue;  // then drain
+    switch (rng.below(8)) {
+      case 0:
+        add(now);
+        break;  // same time
+      case 1:
+        add(now + static_cast<int64_t>(rng.below(600)));
+        break;  // this bucket
+      case 2:
+        add(now + static_cast<int64_t>(rng.below(window)));
+        break;  // the wheel
+      case 3:
+        add(now + window + static_cast<int64_t>(rng.below(window)));
+        break;  // far
+      case 4:
+        add(now + 50 * window + static_cast<int64_t>(rng.below(99)));
+        break;  // a gap
+      case 5:
+        add(now > 1000 ? now - static_cast<int64_t>(rng.below(1000)) : 0);
+        break;  // past
+      case 6:
+        add(now + 1000);
+        add(now + 1000);
+        break;  // a tie
+      default:
+        break;
+    }
+  }
+  EXPECT_TRUE(ref.empty());
+  EXPECT_GT(popped, 20000U);
 }
 
 TEST(Timer, CancelIsLazyAndIgnored) {
