@@ -69,20 +69,6 @@ Scheduler::Scheduler()
     : cur_end_(uint64_t{1} << kBucketShift), window_end_(kBuckets << kBucketShift),
       heads_(kBuckets, kNil), bits_(kWords, 0), summary_(kSummaryWords, 0) {}
 
-void Scheduler::schedule(Time at, EventTarget* target, uint32_t tag, uint32_t gen) {
-  FABSIM_ASSERT(at.ps() >= 0);
-  const Event e{at.ps(), next_seq_++, target, tag, gen};
-  ++size_;
-  const auto t = static_cast<uint64_t>(e.at);
-  if (t < cur_end_) {
-    insert_current(e);
-  } else if (t < window_end_) {
-    push_bucket(e);
-  } else {
-    far_.push(e);
-  }
-}
-
 // `e` carries the largest sequence number yet, so it goes after every event of the same time:
 // before the first event (from the back, the earliest) whose time is not later than its own.
 void Scheduler::insert_current(const Event& e) {
@@ -91,20 +77,15 @@ void Scheduler::insert_current(const Event& e) {
   current_.insert(pos, e);
 }
 
-void Scheduler::push_bucket(const Event& e) {
-  const uint64_t slot = bucket_of(e.at) & kMask;
-  uint32_t i = free_;
-  if (i != kNil) {
-    free_ = nodes_[i].next;
-  } else {
-    FABSIM_ASSERT(nodes_.size() < kNil);
-    i = static_cast<uint32_t>(nodes_.size());
-    nodes_.emplace_back();
+void Scheduler::grow_nodes() {
+  const size_t from = nodes_.size();
+  const size_t to = from == 0 ? 1024 : 2 * from;
+  FABSIM_ASSERT(to < kNil);
+  nodes_.resize(to);
+  for (size_t i = to; i-- > from;) {
+    nodes_[i].next = free_;
+    free_ = static_cast<uint32_t>(i);
   }
-  nodes_[i] = {e, heads_[slot]};
-  heads_[slot] = i;
-  bits_[slot >> 6] |= uint64_t{1} << (slot & 63);
-  summary_[slot >> 12] |= uint64_t{1} << ((slot >> 6) & 63);
 }
 
 uint64_t Scheduler::first_slot_from(uint64_t slot) const {

@@ -16,6 +16,7 @@
 #include <cstdint>  // uint32_t, uint64_t
 #include <vector>   // buckets, nodes, the current bucket
 
+#include "core/assert.h"
 #include "core/units.h"
 
 namespace fabsim {
@@ -86,7 +87,19 @@ class Scheduler {
   Scheduler& operator=(const Scheduler&) = delete;
   /// Schedules an event. `at` may be any time >= 0, earlier than events already taken too
   /// (the simulation never does that; the order is kept all the same).
-  void schedule(Time at, EventTarget* target, uint32_t tag, uint32_t gen = 0);
+  void schedule(Time at, EventTarget* target, uint32_t tag, uint32_t gen = 0) {
+    FABSIM_ASSERT(at.ps() >= 0);
+    const Event e{at.ps(), next_seq_++, target, tag, gen};
+    ++size_;
+    const auto t = static_cast<uint64_t>(e.at);
+    if (t < cur_end_) [[unlikely]] {
+      insert_current(e);
+    } else if (t < window_end_) [[likely]] {
+      push_bucket(e);
+    } else {
+      far_.push(e);
+    }
+  }
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
   /// The earliest event (the scheduler must not be empty).
@@ -118,7 +131,21 @@ class Scheduler {
   /// Moves to the next non-empty bucket and makes it the current one (sorted).
   void advance();
   void insert_current(const Event& e);
-  void push_bucket(const Event& e);
+  void push_bucket(const Event& e) {
+    const uint64_t slot = bucket_of(e.at) & kMask;
+    if (free_ == kNil) [[unlikely]]
+      grow_nodes();
+    const uint32_t i = free_;
+    Node& n = nodes_[i];
+    free_ = n.next;
+    n.e = e;
+    n.next = heads_[slot];
+    heads_[slot] = i;
+    bits_[slot >> 6] |= uint64_t{1} << (slot & 63);
+    summary_[slot >> 12] |= uint64_t{1} << ((slot >> 6) & 63);
+  }
+  /// Adds free nodes (as many again as there are).
+  void grow_nodes();
   /// The first non-empty slot at or after `slot` (no wrap), or kBuckets.
   uint64_t first_slot_from(uint64_t slot) const;
 

@@ -7,6 +7,7 @@
 // apart from each other and from congestion drops (which happen in switches).
 #pragma once
 
+#include <array>    // serialization cache
 #include <cstdint>  // counters
 #include <string>   // name
 #include <vector>   // loss probability cache
@@ -108,13 +109,16 @@ class Link : public EventTarget {
                ? serialization_delay(wire, cfg_.rate)
                : serialization_delay(wire * cfg_.scale_num, Rate(cfg_.rate.bps() * cfg_.scale_den));
   }
-  /// Serialization time of `p`; the last size is cached (most packets have one of two sizes).
+  /// Serialization time of `p`. The last two sizes are cached: most packets have one of two
+  /// (a full data frame and an ACK), and a link carrying both alternates between them.
   Time serialization(const Packet& p) {
-    if (p.size != cached_size_) {
-      cached_size_ = p.size;
-      cached_ser_ = frame_time(p.size);
-    }
-    return cached_ser_;
+    if (p.size == cached_size_[0]) return cached_ser_[0];
+    if (p.size == cached_size_[1]) return cached_ser_[1];
+    const unsigned i = cache_next_;
+    cache_next_ ^= 1U;
+    cached_size_[i] = p.size;
+    cached_ser_[i] = frame_time(p.size);
+    return cached_ser_[i];
   }
   const Config& config() const { return cfg_; }
   Node* dst() const { return dst_; }
@@ -142,7 +146,7 @@ class Link : public EventTarget {
     cfg_.overhead_bytes += overhead_bytes;
     cfg_.scale_num *= scale_num;
     cfg_.scale_den *= scale_den;
-    cached_size_ = 0;
+    cached_size_ = {0, 0};
   }
   void set_fec(Fec fec) {
     cfg_.fec = fec;
@@ -185,8 +189,9 @@ class Link : public EventTarget {
   void lose(Packet* p, bool fault);
   /// Draws whether the loss model loses a (non-PFC) frame, and steps a Gilbert-Elliott chain.
   bool model_loses();
-  uint32_t cached_size_ = 0;
-  Time cached_ser_;
+  std::array<uint32_t, 2> cached_size_{};  // 0 = none
+  std::array<Time, 2> cached_ser_{};
+  unsigned cache_next_ = 0;  // the entry a new size replaces
 };
 
 }  // namespace fabsim

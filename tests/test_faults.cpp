@@ -46,6 +46,30 @@ TEST(ErrorModel, Rs544TailAndFrameSpan) {
   EXPECT_NEAR(frame_loss_probability(2e-3, Fec::kRs544, 5140), pcw, 1e-12);
 }
 
+// The serialization cache holds two sizes: sizes that come back after a third one, and a
+// security layer added later, still give the exact frame time.
+TEST(Link, SerializationOfAlternatingSizesIsExact) {
+  Simulation sim(1);
+  test::CountingNode sink(sim);
+  Link link(sim, Link::Config{}, &sink, 0, 1);  // 100 Gb/s, 20 B of preamble and gap
+  Packet p;
+  const auto ser = [&](uint32_t size) {
+    p.size = size;
+    return link.serialization(p);
+  };
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_EQ(ser(4150), Time::ps(333600));  // (4150 + 20) x 8 bits at 100 Gb/s
+    EXPECT_EQ(ser(64), Time::ps(6720));
+    EXPECT_EQ(ser(4150), Time::ps(333600));
+    EXPECT_EQ(ser(1000), Time::ps(81600));
+    EXPECT_EQ(ser(64), Time::ps(6720));
+    EXPECT_EQ(ser(4150), Time::ps(333600));
+  }
+  link.add_security(Time(), 32, 1, 1);  // 32 B more per frame (MACsec-like)
+  EXPECT_EQ(ser(4150), Time::ps(336160));
+  EXPECT_EQ(ser(64), Time::ps(9280));
+}
+
 TEST(ErrorModel, SimulatedFrameLossMatchesTheClosedForm) {
   Simulation sim(7);
   test::CountingNode sink(sim);
