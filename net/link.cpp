@@ -140,6 +140,7 @@ void Link::transmit(Packet* p, Time sent) {
   ring_.push_back({p, sent + cfg_.delay + cfg_.extra_delay});
   if (!armed_) {
     armed_ = true;
+    set_prefetch_hint(p);
     sim_.schedule(ring_.front().arrive, this, 0);
   }
 }
@@ -170,9 +171,11 @@ void Link::on_event(uint32_t /*tag*/, uint32_t /*gen*/) {
   Packet* p = ring_.front().p;
   ring_.pop_front();
   if (!ring_.empty()) {
+    set_prefetch_hint(ring_.front().p);
     sim_.schedule(ring_.front().arrive, this, 0);
   } else {
     armed_ = false;
+    set_prefetch_hint(nullptr);
   }
   dst_->receive(p, dst_port_);
 }

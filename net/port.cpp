@@ -37,7 +37,7 @@ void EgressPort::enqueue(Packet* p) {
 // always does.
 void EgressPort::kick() {
   if (busy()) {
-    if (pulls_ || nonempty_ != 0) tx_timer_.arm(sim_.scheduler(), this, kTxDone, tx_end_);
+    if (pulls_ || nonempty_ != 0) arm_tx_done();
     return;
   }
   if (Packet* p = select()) start(p);
@@ -113,7 +113,14 @@ void EgressPort::start(Packet* p) {
   counters_.tx_bytes += p->size;
   if (is_data(p->type)) ++counters_.tx_data_packets;
   link_->transmit(p, tx_end_);
-  if (pulls_ || nonempty_ != 0) tx_timer_.arm(sim_.scheduler(), this, kTxDone, tx_end_);
+  if (pulls_ || nonempty_ != 0) arm_tx_done();
+}
+
+// The packet most likely to start next (the head of the lowest busy class) is what the
+// end-of-frame event reads first; Scheduler::pop prefetches it.
+void EgressPort::arm_tx_done() {
+  set_prefetch_hint(nonempty_ != 0 ? q_[std::countr_zero(nonempty_)].front() : nullptr);
+  tx_timer_.arm(sim_.scheduler(), this, kTxDone, tx_end_);
 }
 
 void EgressPort::on_event(uint32_t tag, uint32_t gen) {

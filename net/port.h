@@ -93,6 +93,7 @@ class EgressPort : public EventTarget {
   Packet* select();
   Packet* pop(uint8_t cls);
   void start(Packet* p);
+  void arm_tx_done();
   void resume(uint8_t cls);
   void arm_pause_expiry();
 
