@@ -6,8 +6,9 @@
 #pragma once
 
 #include <cstdint>  // uint64_t
+#include <cstring>  // memcpy (free list)
 #include <memory>   // unique_ptr for chunks
-#include <vector>   // chunk list, free stack
+#include <vector>   // chunk lists, free blocks
 
 #include "core/assert.h"
 #include "core/packet.h"
@@ -22,9 +23,9 @@ class PacketPool {
 
   /// A packet with every field at its default and a fresh uid.
   Packet* acquire() {
-    if (free_.empty()) grow();
-    Packet* p = free_.back();
-    free_.pop_back();
+    if (free_ == nullptr) grow();
+    Packet* p = free_;
+    free_ = next_free(*p);
     *p = Packet{};
     p->uid = next_uid_++;
     ++live_;
@@ -36,7 +37,8 @@ class PacketPool {
     if (p->block != 0) [[unlikely]]
       release_block(p);
     p->ledger = kPacketFree;
-    free_.push_back(p);
+    set_next_free(*p, free_);
+    free_ = p;
     --live_;
   }
   /// A copy of `p` with a fresh uid and, if `p` has an extension block, a copy of the block.
@@ -97,10 +99,20 @@ class PacketPool {
   void grow() {
     chunks_.push_back(std::make_unique<Packet[]>(kChunk));
     Packet* base = chunks_.back().get();
-    for (size_t i = 0; i < kChunk; ++i) base[i].ledger = kPacketFree;
-    free_.reserve(free_.size() + kChunk);
-    for (size_t i = kChunk; i-- > 0;) free_.push_back(base + i);
+    for (size_t i = kChunk; i-- > 0;) {
+      base[i].ledger = kPacketFree;
+      set_next_free(base[i], free_);
+      free_ = base + i;
+    }
   }
+  // A free packet's uid field holds the next free packet: the free list costs no memory.
+  static Packet* next_free(const Packet& p) {
+    Packet* next = nullptr;
+    std::memcpy(&next, &p.uid, sizeof(next));
+    return next;
+  }
+  static void set_next_free(Packet& p, Packet* next) { std::memcpy(&p.uid, &next, sizeof(next)); }
+  static_assert(sizeof(Packet::uid) >= sizeof(Packet*));
   void grow_blocks() {
     const auto first = static_cast<uint32_t>(block_chunks_.size() * kBlockChunk);
     block_chunks_.push_back(std::make_unique<ExtBlock[]>(kBlockChunk));
@@ -114,7 +126,7 @@ class PacketPool {
     --live_blocks_;
   }
   std::vector<std::unique_ptr<Packet[]>> chunks_;
-  std::vector<Packet*> free_;
+  Packet* free_ = nullptr;  // free list through the packets themselves
   uint64_t live_ = 0;
   uint64_t next_uid_ = 0;
   std::vector<std::unique_ptr<ExtBlock[]>> block_chunks_;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>  // size_t
+#include <cstdint>  // uint32_t
 #include <memory>   // unique_ptr storage
 #include <utility>  // move
 
@@ -25,8 +26,8 @@ template <typename T> class Ring {
     return buf_[head_];
   }
   /// Element i positions behind the front.
-  T& operator[](size_t i) { return buf_[(head_ + i) & (cap_ - 1)]; }
-  const T& operator[](size_t i) const { return buf_[(head_ + i) & (cap_ - 1)]; }
+  T& operator[](size_t i) { return buf_[(head_ + i) & (cap_ - 1U)]; }
+  const T& operator[](size_t i) const { return buf_[(head_ + i) & (cap_ - 1U)]; }
   void push_back(const T& v) {
     if (count_ == cap_) grow();
     buf_[(head_ + count_) & (cap_ - 1)] = v;
@@ -56,17 +57,19 @@ template <typename T> class Ring {
 
  private:
   void grow() {
-    const size_t cap = cap_ == 0 ? 8 : cap_ * 2;
+    FABSIM_ASSERT(cap_ <= UINT32_MAX / 2);
+    const uint32_t cap = cap_ == 0 ? 8 : cap_ * 2;
     auto next = std::make_unique<T[]>(cap);
-    for (size_t i = 0; i < count_; ++i) next[i] = std::move(buf_[(head_ + i) & (cap_ - 1)]);
+    for (uint32_t i = 0; i < count_; ++i) next[i] = std::move(buf_[(head_ + i) & (cap_ - 1)]);
     buf_ = std::move(next);
     cap_ = cap;
     head_ = 0;
   }
+  // 32-bit positions keep the ring at 24 bytes: a large fabric holds tens of thousands.
   std::unique_ptr<T[]> buf_;
-  size_t cap_ = 0;
-  size_t head_ = 0;
-  size_t count_ = 0;
+  uint32_t cap_ = 0;
+  uint32_t head_ = 0;
+  uint32_t count_ = 0;
 };
 
 }  // namespace fabsim

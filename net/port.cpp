@@ -125,9 +125,9 @@ void EgressPort::arm_tx_done() {
 
 void EgressPort::on_event(uint32_t tag, uint32_t gen) {
   if (tag == kPauseExpiry) {
-    if (!pause_timer_.fire(gen)) return;
+    if (!pause_->timer.fire(gen)) return;
     for (uint8_t c = 0; c < kNumClasses; ++c) {
-      if (paused(c) && pause_until_[c] <= sim_.now()) resume(c);
+      if (paused(c) && pause_->until[c] <= sim_.now()) resume(c);
     }
     arm_pause_expiry();
     kick();
@@ -150,36 +150,37 @@ void EgressPort::apply_pause(uint8_t cls, uint16_t quanta) {
   // 1 quantum = 512 bit times at the link rate.
   const Time duration =
       serialization_delay(static_cast<int64_t>(quanta) * 64, link_->config().rate);
+  if (!pause_) pause_ = std::make_unique<PauseState>();
   if (!paused(cls)) {
     paused_mask_ = static_cast<uint8_t>(paused_mask_ | (1U << cls));
-    paused_since_[cls] = sim_.now();
+    pause_->since[cls] = sim_.now();
   }
-  pause_until_[cls] = sim_.now() + duration;
+  pause_->until[cls] = sim_.now() + duration;
   arm_pause_expiry();
 }
 
 void EgressPort::resume(uint8_t cls) {
   paused_mask_ = static_cast<uint8_t>(paused_mask_ & ~(1U << cls));
-  counters_.paused_time[cls] += sim_.now() - paused_since_[cls];
+  counters_.paused_time[cls] += sim_.now() - pause_->since[cls];
 }
 
 void EgressPort::arm_pause_expiry() {
   Time earliest = Time::max();
   for (uint8_t c = 0; c < kNumClasses; ++c) {
-    if (paused(c) && pause_until_[c] < earliest) earliest = pause_until_[c];
+    if (paused(c) && pause_->until[c] < earliest) earliest = pause_->until[c];
   }
   if (earliest == Time::max()) {
-    pause_timer_.cancel();
-  } else if (!pause_timer_.armed() || pause_timer_.when() != earliest) {
-    pause_timer_.arm(sim_.scheduler(), this, kPauseExpiry, earliest);
+    pause_->timer.cancel();
+  } else if (!pause_->timer.armed() || pause_->timer.when() != earliest) {
+    pause_->timer.arm(sim_.scheduler(), this, kPauseExpiry, earliest);
   }
 }
 
 void EgressPort::finish() {
   for (uint8_t c = 0; c < kNumClasses; ++c) {
     if (paused(c)) {
-      counters_.paused_time[c] += sim_.now() - paused_since_[c];
-      paused_since_[c] = sim_.now();
+      counters_.paused_time[c] += sim_.now() - pause_->since[c];
+      pause_->since[c] = sim_.now();
     }
     while (!q_[c].empty()) sim_.pool().release(pop(c));
     bytes_[c] = 0;

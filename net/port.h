@@ -9,6 +9,7 @@
 
 #include <array>    // per-class state
 #include <cstdint>  // counters
+#include <memory>   // pause state
 
 #include "core/packet.h"
 #include "core/ring.h"
@@ -112,9 +113,14 @@ class EgressPort : public EventTarget {
   uint8_t rr_ = 0;
   bool turn_started_ = false;
   uint8_t paused_mask_ = 0;
-  std::array<Time, kNumClasses> pause_until_{};
-  std::array<Time, kNumClasses> paused_since_{};
-  Timer pause_timer_;
+  // PFC pause state, allocated by the first pause this port receives (most ports of a lossy
+  // fabric never get one, and a large fabric has thousands of ports).
+  struct PauseState {
+    std::array<Time, kNumClasses> until{};
+    std::array<Time, kNumClasses> since{};
+    Timer timer;
+  };
+  std::unique_ptr<PauseState> pause_;
   Time tx_end_;          // the frame being serialized ends then (free from then on)
   int64_t tx_size_ = 0;  // its frame bytes
   Timer tx_timer_;       // kTxDone: armed for tx_end_ when something may wait for the wire
