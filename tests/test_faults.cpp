@@ -14,6 +14,7 @@
 
 #include "net/faults.h"
 #include "net/link.h"
+#include "net/port.h"
 #include "report/writers.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
@@ -68,6 +69,47 @@ TEST(Link, SerializationOfAlternatingSizesIsExact) {
   link.add_security(Time(), 32, 1, 1);  // 32 B more per frame (MACsec-like)
   EXPECT_EQ(ser(4150), Time::ps(336160));
   EXPECT_EQ(ser(64), Time::ps(9280));
+}
+
+// The scheduler prefetches what a target's next event reads first (core/scheduler.h): for a
+// link its head packet on the wire, for an egress port the head of its lowest busy class.
+TEST(PrefetchHint, ALinkPointsAtItsHeadPacketAndAPortAtItsNextFrame) {
+  Simulation sim(1);
+  test::CountingNode sink(sim);
+  Link link(sim, Link::Config{}, &sink, 0, 1);  // 1 us of delay
+  EXPECT_EQ(link.prefetch_hint(), nullptr);
+  Packet* a = sim.pool().acquire();
+  Packet* b = sim.pool().acquire();
+  a->size = b->size = 1000;
+  link.transmit(a, Time::ns(0));
+  link.transmit(b, Time::ns(100));
+  EXPECT_EQ(link.prefetch_hint(), a);
+  sim.run(Time::us(1));  // a arrives at 1 us, b at 1.1 us
+  EXPECT_EQ(sink.received, 1U);
+  EXPECT_EQ(link.prefetch_hint(), b);
+  sim.run();
+  EXPECT_EQ(sink.received, 2U);
+  EXPECT_EQ(link.prefetch_hint(), nullptr);
+
+  Link wire(sim, Link::Config{}, &sink, 0, 2);
+  EgressPort port(sim, &sink, 0, &wire);
+  Packet* first = sim.pool().acquire();
+  Packet* high = sim.pool().acquire();
+  Packet* low = sim.pool().acquire();
+  Packet* low2 = sim.pool().acquire();
+  for (Packet* p : {first, high, low, low2}) p->size = 1000;
+  high->tclass = 3;
+  port.enqueue(first);  // starts at once: nothing waits yet
+  EXPECT_TRUE(port.busy());
+  EXPECT_EQ(port.prefetch_hint(), nullptr);
+  port.enqueue(high);
+  EXPECT_EQ(port.prefetch_hint(), high);
+  port.enqueue(low);  // class 0 is now the lowest busy class
+  EXPECT_EQ(port.prefetch_hint(), low);
+  port.enqueue(low2);  // behind low: the head is unchanged
+  EXPECT_EQ(port.prefetch_hint(), low);
+  sim.run();
+  EXPECT_EQ(sink.received, 6U);
 }
 
 TEST(ErrorModel, SimulatedFrameLossMatchesTheClosedForm) {
