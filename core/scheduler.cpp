@@ -30,7 +30,7 @@ void EventHeap::push(const Event& e) {
   size_t i = kRoot + size_++;
   while (i > kRoot) {
     const size_t parent = (i >> 2) + 2;
-    if (!before(e, heap_[parent])) break;
+    if (!Event::before(e, heap_[parent])) break;
     heap_[i] = heap_[parent];
     i = parent;
   }
@@ -45,9 +45,9 @@ void EventHeap::sift_down(size_t i, const Event& e) {
     size_t best = first;
     const size_t end = first + 4 < end_all ? first + 4 : end_all;
     for (size_t c = first + 1; c < end; ++c) {
-      if (before(heap_[c], heap_[best])) best = c;
+      if (Event::before(heap_[c], heap_[best])) best = c;
     }
-    if (!before(heap_[best], e)) break;
+    if (!Event::before(heap_[best], e)) break;
     heap_[i] = heap_[best];
     i = best;
   }
@@ -136,7 +136,7 @@ void Scheduler::advance() {
   bits_[s >> 6] &= ~(uint64_t{1} << (s & 63));
   if (bits_[s >> 6] == 0) summary_[s >> 12] &= ~(uint64_t{1} << ((s >> 6) & 63));
   std::sort(current_.begin(), current_.end(),
-            [](const Event& a, const Event& b) { return before(b, a); });
+            [](const Event& a, const Event& b) { return Event::before(b, a); });
 }
 
 }  // namespace fabsim
