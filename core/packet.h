@@ -81,7 +81,7 @@ inline constexpr uint8_t kPacketFree = 0x80;
 /// Handle of an extension block in the PacketPool (0 = none).
 using ExtBlockId = uint32_t;
 
-struct Packet {
+struct alignas(32) Packet {
   uint64_t uid = 0;       // unique per simulation, for traces
   Time sent;              // stamped by the sending transport
   uint64_t seq = 0;       // transport-defined sequence number

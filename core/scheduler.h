@@ -126,7 +126,11 @@ class Scheduler {
     // the hint of the one two ahead (whose target was prefetched at the previous pop).
     const size_t n = current_.size();
     if (n >= 3) __builtin_prefetch(current_[n - 3].target);
-    if (n >= 2) __builtin_prefetch(current_[n - 2].target->prefetch_hint());
+    if (n >= 2) {
+      const auto hint = reinterpret_cast<uintptr_t>(current_[n - 2].target->prefetch_hint());
+      __builtin_prefetch(reinterpret_cast<const void*>(hint));
+      __builtin_prefetch(reinterpret_cast<const void*>(hint + 64));
+    }
     return e;
   }
   uint64_t scheduled() const { return next_seq_; }
