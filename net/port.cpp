@@ -9,23 +9,22 @@
 namespace fabsim {
 
 EgressPort::EgressPort(Simulation& sim, Node* owner, uint16_t index, Link* link, bool pulls)
-    : sim_(sim), owner_(owner), index_(index), link_(link), pulls_(pulls) {
-  quantum_.fill(9216);
-}
+    : sim_(sim), owner_(owner), link_(link), index_(index), pulls_(pulls) {}
 
 void EgressPort::set_dwrr(const std::array<uint32_t, kNumClasses>& weights, int64_t quantum_bytes) {
   for (int c = 0; c < kNumClasses; ++c) {
-    quantum_[c] = static_cast<int64_t>(weights[c] == 0 ? 1 : weights[c]) * quantum_bytes;
+    cls_[c].quantum = static_cast<int64_t>(weights[c] == 0 ? 1 : weights[c]) * quantum_bytes;
   }
 }
 
 void EgressPort::enqueue(Packet* p) {
   FABSIM_ASSERT(p->tclass < kNumClasses);
-  q_[p->tclass].push_back(p);
-  bytes_[p->tclass] += p->size;
+  ClassQueue& k = cls_[p->tclass];
+  k.q.push_back(p);
+  k.bytes += p->size;
   nonempty_ = static_cast<uint8_t>(nonempty_ | (1U << p->tclass));
-  if (p->tclass != kControlClass && bytes_[p->tclass] > counters_.peak_queue_bytes) {
-    counters_.peak_queue_bytes = bytes_[p->tclass];
+  if (p->tclass != kControlClass && k.bytes > counters_.peak_queue_bytes) {
+    counters_.peak_queue_bytes = k.bytes;
   }
   kick();
 }
@@ -44,20 +43,22 @@ void EgressPort::kick() {
 }
 
 Packet* EgressPort::take_trimmable_tail(uint8_t cls) {
-  if (q_[cls].empty()) return nullptr;
-  Packet* p = q_[cls].back();
+  ClassQueue& k = cls_[cls];
+  if (k.q.empty()) return nullptr;
+  Packet* p = k.q.back();
   if (!is_data(p->type) || (p->flags & kTrimmed) != 0 || p->payload == 0) return nullptr;
-  q_[cls].pop_back();
-  bytes_[cls] -= p->size;
-  if (q_[cls].empty()) nonempty_ = static_cast<uint8_t>(nonempty_ & ~(1U << cls));
+  k.q.pop_back();
+  k.bytes -= p->size;
+  if (k.q.empty()) nonempty_ = static_cast<uint8_t>(nonempty_ & ~(1U << cls));
   return p;
 }
 
 Packet* EgressPort::pop(uint8_t cls) {
-  Packet* p = q_[cls].front();
-  q_[cls].pop_front();
-  bytes_[cls] -= p->size;
-  if (q_[cls].empty()) nonempty_ = static_cast<uint8_t>(nonempty_ & ~(1U << cls));
+  ClassQueue& k = cls_[cls];
+  Packet* p = k.q.front();
+  k.q.pop_front();
+  k.bytes -= p->size;
+  if (k.q.empty()) nonempty_ = static_cast<uint8_t>(nonempty_ & ~(1U << cls));
   return p;
 }
 
@@ -74,27 +75,28 @@ Packet* EgressPort::select() {
   if ((eligible & (eligible - 1)) == 0) {
     // One eligible class: it has the link to itself; DWRR state restarts when others join.
     const auto c = static_cast<uint8_t>(std::countr_zero(eligible));
-    deficit_[c] = 0;
+    cls_[c].deficit = 0;
     turn_started_ = false;
     rr_ = c;
     return pop(c);
   }
   for (;;) {
     const uint8_t c = rr_;
+    ClassQueue& k = cls_[c];
     if ((eligible >> c) & 1U) {
       if (!turn_started_) {
-        deficit_[c] += quantum_[c];
+        k.deficit += k.quantum;
         turn_started_ = true;
       }
-      const Packet* head = q_[c].front();
-      if (deficit_[c] >= head->size) {
-        deficit_[c] -= head->size;
+      const Packet* head = k.q.front();
+      if (k.deficit >= head->size) {
+        k.deficit -= head->size;
         Packet* p = pop(c);
-        if (q_[c].empty()) deficit_[c] = 0;
+        if (k.q.empty()) k.deficit = 0;
         return p;
       }
-    } else if (q_[c].empty()) {
-      deficit_[c] = 0;
+    } else if (k.q.empty()) {
+      k.deficit = 0;
     }
     rr_ = static_cast<uint8_t>((c + 1) % kControlClass);
     turn_started_ = false;
@@ -104,7 +106,7 @@ Packet* EgressPort::select() {
 void EgressPort::start(Packet* p) {
   if (pulls_) sim_.ledger().inject(*p);  // a NIC: every packet it sends enters the network
   owner_->on_dequeue(index_, *p);
-  if (DequeueHook* h = dequeue_[p->tclass]) h->on_dequeue(*p, *this);
+  if (DequeueHook* h = cls_[p->tclass].dequeue) h->on_dequeue(*p, *this);
   const Time ser = link_->serialization(*p);
   busy_ += ser;
   tx_end_ = sim_.now() + ser;
@@ -119,7 +121,7 @@ void EgressPort::start(Packet* p) {
 // The packet most likely to start next (the head of the lowest busy class) is what the
 // end-of-frame event reads first; Scheduler::pop prefetches it.
 void EgressPort::arm_tx_done() {
-  set_prefetch_hint(nonempty_ != 0 ? q_[std::countr_zero(nonempty_)].front() : nullptr);
+  set_prefetch_hint(nonempty_ != 0 ? cls_[std::countr_zero(nonempty_)].q.front() : nullptr);
   tx_timer_.arm(sim_.scheduler(), this, kTxDone, tx_end_);
 }
 
@@ -161,7 +163,7 @@ void EgressPort::apply_pause(uint8_t cls, uint16_t quanta) {
 
 void EgressPort::resume(uint8_t cls) {
   paused_mask_ = static_cast<uint8_t>(paused_mask_ & ~(1U << cls));
-  counters_.paused_time[cls] += sim_.now() - pause_->since[cls];
+  pause_->total[cls] += sim_.now() - pause_->since[cls];
 }
 
 void EgressPort::arm_pause_expiry() {
@@ -179,11 +181,11 @@ void EgressPort::arm_pause_expiry() {
 void EgressPort::finish() {
   for (uint8_t c = 0; c < kNumClasses; ++c) {
     if (paused(c)) {
-      counters_.paused_time[c] += sim_.now() - pause_->since[c];
+      pause_->total[c] += sim_.now() - pause_->since[c];
       pause_->since[c] = sim_.now();
     }
-    while (!q_[c].empty()) sim_.pool().release(pop(c));
-    bytes_[c] = 0;
+    while (!cls_[c].q.empty()) sim_.pool().release(pop(c));
+    cls_[c].bytes = 0;
   }
 }
 

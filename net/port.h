@@ -36,7 +36,6 @@ struct PortCounters {
   uint64_t pfc_sent = 0;         // pause/resume frames this node sent out of this port
   uint64_t pfc_received = 0;     // pause/resume frames received on this port
   int64_t peak_queue_bytes = 0;  // most bytes queued in the data classes at once
-  std::array<Time, kNumClasses> paused_time{};  // time each class of this port was paused
 };
 
 class EgressPort : public EventTarget {
@@ -56,25 +55,25 @@ class EgressPort : public EventTarget {
   void set_dwrr(const std::array<uint32_t, kNumClasses>& weights, int64_t quantum_bytes);
 
   /// Hooks of queue `cls` (not owned; null = none). See net/hooks.h.
-  void set_admission_hook(uint8_t cls, AdmissionHook* h) { admission_[cls] = h; }
-  void set_dequeue_hook(uint8_t cls, DequeueHook* h) { dequeue_[cls] = h; }
-  AdmissionHook* admission_hook(uint8_t cls) const { return admission_[cls]; }
-  DequeueHook* dequeue_hook(uint8_t cls) const { return dequeue_[cls]; }
+  void set_admission_hook(uint8_t cls, AdmissionHook* h) { cls_[cls].admission = h; }
+  void set_dequeue_hook(uint8_t cls, DequeueHook* h) { cls_[cls].dequeue = h; }
+  AdmissionHook* admission_hook(uint8_t cls) const { return cls_[cls].admission; }
+  DequeueHook* dequeue_hook(uint8_t cls) const { return cls_[cls].dequeue; }
 
   /// A frame is being serialized (it left the queue and is already on its way down the link).
   bool busy() const { return sim_.now() < tx_end_; }
   bool paused(uint8_t cls) const { return (paused_mask_ >> cls) & 1U; }
   uint8_t paused_mask() const { return paused_mask_; }
-  int64_t queued_bytes(uint8_t cls) const { return bytes_[cls]; }
+  int64_t queued_bytes(uint8_t cls) const { return cls_[cls].bytes; }
   /// Bytes queued in the data classes (every class below the control class).
   int64_t data_queued_bytes() const {
     int64_t q = 0;
-    for (uint8_t c = 0; c < kControlClass; ++c) q += bytes_[c];
+    for (uint8_t c = 0; c < kControlClass; ++c) q += cls_[c].bytes;
     return q;
   }
   /// Bytes queued in every class.
-  int64_t total_queued_bytes() const { return data_queued_bytes() + bytes_[kControlClass]; }
-  size_t queued_packets(uint8_t cls) const { return q_[cls].size(); }
+  int64_t total_queued_bytes() const { return data_queued_bytes() + cls_[kControlClass].bytes; }
+  size_t queued_packets(uint8_t cls) const { return cls_[cls].q.size(); }
   /// Frame bytes of the frame being serialized (0 when idle).
   int64_t on_wire_bytes() const { return busy() ? tx_size_ : 0; }
   /// Removes and returns the last packet queued in class `cls` if it is data with a payload
@@ -84,6 +83,9 @@ class EgressPort : public EventTarget {
   uint16_t index() const { return index_; }
   /// Time spent transmitting up to `now`, including the part of a frame on the wire.
   Time busy_time(Time now) const { return busy_ - (tx_end_ > now ? tx_end_ - now : Time()); }
+  /// Time class `cls` of this port has spent paused (closed intervals; finish() closes the
+  /// open ones).
+  Time paused_time(uint8_t cls) const { return pause_ ? pause_->total[cls] : Time(); }
   PortCounters& counters() { return counters_; }
   const PortCounters& counters() const { return counters_; }
   /// Closes open pause intervals at the end of a run and returns queued packets to the pool.
@@ -98,33 +100,41 @@ class EgressPort : public EventTarget {
   void resume(uint8_t cls);
   void arm_pause_expiry();
 
+  // Layout (docs/PERFORMANCE.md "Where a port's bytes are"): what every end-of-frame event
+  // reads sits in the first two cache lines, and each class's queue, byte count, hooks and
+  // DWRR state in a line of its own, so that a port busy with one class touches three lines.
   Simulation& sim_;
   Node* owner_;
-  uint16_t index_;
   Link* link_;
-  std::array<Ring<Packet*>, kNumClasses> q_;
-  std::array<int64_t, kNumClasses> bytes_{};
-  std::array<int64_t, kNumClasses> deficit_{};
-  std::array<int64_t, kNumClasses> quantum_{};
-  std::array<AdmissionHook*, kNumClasses> admission_{};
-  std::array<DequeueHook*, kNumClasses> dequeue_{};
+  Time tx_end_;  // the frame being serialized ends then (free from then on)
+  uint16_t index_;
   uint8_t nonempty_ = 0;  // bit c set when queue c holds a packet
+  uint8_t paused_mask_ = 0;
   bool pulls_ = false;
   uint8_t rr_ = 0;
   bool turn_started_ = false;
-  uint8_t paused_mask_ = 0;
+  int64_t tx_size_ = 0;  // its frame bytes
+  Time busy_;            // serialization time of every frame started
+  Timer tx_timer_;       // kTxDone: armed for tx_end_ when something may wait for the wire
+  struct alignas(64) ClassQueue {
+    Ring<Packet*> q;
+    int64_t bytes = 0;
+    AdmissionHook* admission = nullptr;
+    DequeueHook* dequeue = nullptr;
+    int64_t deficit = 0;  // DWRR
+    int64_t quantum = 9216;
+  };
+  static_assert(sizeof(ClassQueue) == 64, "one cache line per class");
+  std::array<ClassQueue, kNumClasses> cls_;
   // PFC pause state, allocated by the first pause this port receives (most ports of a lossy
   // fabric never get one, and a large fabric has thousands of ports).
   struct PauseState {
     std::array<Time, kNumClasses> until{};
     std::array<Time, kNumClasses> since{};
+    std::array<Time, kNumClasses> total{};  // paused_time()
     Timer timer;
   };
   std::unique_ptr<PauseState> pause_;
-  Time tx_end_;          // the frame being serialized ends then (free from then on)
-  int64_t tx_size_ = 0;  // its frame bytes
-  Timer tx_timer_;       // kTxDone: armed for tx_end_ when something may wait for the wire
-  Time busy_;            // serialization time of every frame started
   PortCounters counters_;
 };
 

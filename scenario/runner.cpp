@@ -417,7 +417,7 @@ RunResult Run::collect(double wall_seconds) {
   auto add_port = [&r](const std::string& node, const EgressPort& p, bool host) {
     const auto& c = p.counters();
     Time paused;
-    for (auto t : c.paused_time) paused += t;
+    for (uint8_t cls = 0; cls < kNumClasses; ++cls) paused += p.paused_time(cls);
     r.totals.drops += c.drops;
     r.totals.ecn_marks += c.ecn_marks;
     r.totals.trims += c.trims;

@@ -179,10 +179,10 @@ TEST(PfcHeadOfLine, VictimWithIdleEgressIsSlowed) {
   // was never paused and never queued behind anything else.
   const auto& egress = run.network().sw(leaf1).port(1);
   EXPECT_EQ(egress.counters().tx_data_packets, with.flows[0].packets_received);
-  EXPECT_EQ(egress.counters().paused_time[3], Time());
+  EXPECT_EQ(egress.paused_time(3), Time());
   // The mechanism: the spine's port towards leaf 1 was paused.
   const uint32_t spine = run.topology().top_tier()[0];
-  EXPECT_GT(run.network().sw(spine).port(1).counters().paused_time[3], Time());
+  EXPECT_GT(run.network().sw(spine).port(1).paused_time(3), Time());
 }
 
 std::string ecmp_eight(uint64_t seed) {

@@ -99,7 +99,7 @@ TEST(Pfc, StaticXonAtThreshold) {
   t.sim.run();
   EXPECT_FALSE(t.net.host(1).port().paused(3));
   // Host 1 was paused from XOFF arrival to XON arrival: exactly resume + 3 serializations.
-  EXPECT_EQ(t.net.host(1).port().counters().paused_time[3], resume + kSer * 3);
+  EXPECT_EQ(t.net.host(1).port().paused_time(3), resume + kSer * 3);
   EXPECT_EQ(t.sink.arrivals.size(), 5U);
   t.net.finish();
   EXPECT_EQ(t.sim.pool().live(), 0U);
@@ -179,7 +179,7 @@ TEST(Pfc, PauseExpiresAfterQuanta) {
   t.sim.run();
   ASSERT_EQ(t.sink.arrivals.size(), 1U);
   EXPECT_EQ(t.sink.arrivals[0].at, 512_ns + kSer + 1_us);
-  EXPECT_EQ(t.sw().port(0).counters().paused_time[3], 512_ns);
+  EXPECT_EQ(t.sw().port(0).paused_time(3), 512_ns);
 }
 
 // Weights 1 and 3, equal full frames, quantum = weight x max frame = one frame per weight unit.
