@@ -69,8 +69,8 @@ bool LossModel::active() const {
 
 Link::Link(Simulation& sim, const Config& cfg, Node* dst, uint16_t dst_port, uint64_t index,
            LinkRole role)
-    : sim_(sim), cfg_(cfg), dst_(dst), dst_port_(dst_port),
-      rng_(sim.rng(stream_id(StreamKind::kLink, index))), role_(role) {
+    : sim_(sim), dst_(dst), dst_port_(dst_port), role_(role), flight_(cfg.delay + cfg.extra_delay),
+      cfg_(cfg), rng_(sim.rng(stream_id(StreamKind::kLink, index))) {
   set_ber(cfg.ber);
 }
 
@@ -97,6 +97,7 @@ bool Link::model_loses() {
 void Link::set_ber(double ber) {
   FABSIM_ASSERT(ber >= 0 && ber < 1);
   cfg_.ber = ber;
+  errors_ = ber > 0;
   error_loss_.clear();
 }
 
@@ -113,12 +114,12 @@ void Link::lose(Packet* p, bool fault) {
 }
 
 void Link::transmit(Packet* p, Time sent) {
-  if (is_data(p->type)) faults_.last_data_tx = sent;
+  if (is_data(p->type)) last_data_tx_ = sent;
   if (!up_) {
     lose(p, true);
     return;
   }
-  if (cfg_.ber > 0) {
+  if (errors_) {
     if (error_loss_.size() <= p->size) error_loss_.resize(p->size + 1, -1.0);
     double& pl = error_loss_[p->size];
     if (pl < 0) pl = frame_loss_probability(cfg_.ber, cfg_.fec, int64_t{8} * p->size);
@@ -137,7 +138,7 @@ void Link::transmit(Packet* p, Time sent) {
     }
     return;
   }
-  ring_.push_back({p, sent + cfg_.delay + cfg_.extra_delay});
+  ring_.push_back({p, sent + flight_});
   if (!armed_) {
     armed_ = true;
     set_prefetch_hint(p);

@@ -71,7 +71,7 @@ double frame_loss_probability(double ber, Fec fec, int64_t frame_bits);
 /// Probability that a 544-symbol RS codeword is uncorrectable at symbol error rate `ps`.
 double rs544_codeword_failure(double ps);
 
-class Link : public EventTarget {
+class alignas(64) Link : public EventTarget {
  public:
   struct Config {
     Rate rate = Rate::gbps(100);
@@ -146,6 +146,7 @@ class Link : public EventTarget {
     cfg_.overhead_bytes += overhead_bytes;
     cfg_.scale_num *= scale_num;
     cfg_.scale_den *= scale_den;
+    flight_ = cfg_.delay + cfg_.extra_delay;
     cached_size_ = {0, 0};
   }
   void set_fec(Fec fec) {
@@ -160,7 +161,11 @@ class Link : public EventTarget {
     Time last_data_tx;     // when the last data frame was handed to the link (0: never)
     Time last_fault_loss;  // when the last frame was lost to the link being down
   };
-  const FaultCounters& fault_counters() const { return faults_; }
+  FaultCounters fault_counters() const {
+    FaultCounters f = faults_;
+    f.last_data_tx = last_data_tx_;
+    return f;
+  }
   size_t in_flight() const { return ring_.size(); }
   /// Returns in-flight packets to the pool (end of a run that stopped early).
   void drain();
@@ -170,28 +175,34 @@ class Link : public EventTarget {
     Packet* p;
     Time arrive;
   };
+  // Layout (docs/PERFORMANCE.md "Where a port's bytes are"): an arrival reads the first cache
+  // line only; a transmission the first two; the configuration, the loss and error models and
+  // the fault counters follow.
   Simulation& sim_;
-  Config cfg_;
   Node* dst_;
-  uint16_t dst_port_;
-  Rng rng_;
   Ring<Slot> ring_;
+  uint16_t dst_port_;
   bool armed_ = false;
-  LinkRole role_;
-  LossModel loss_;
+  bool up_ = true;
   bool loss_active_ = false;  // loss_.active(), cached for the per-frame check
+  bool errors_ = false;       // cfg_.ber > 0
   bool bad_ = false;          // Gilbert-Elliott state
+  LinkRole role_;
+  Time flight_;                            // cfg_.delay + cfg_.extra_delay
+  Time last_data_tx_;                      // FaultCounters::last_data_tx
+  std::array<uint32_t, 2> cached_size_{};  // 0 = none
+  std::array<Time, 2> cached_ser_{};
+  unsigned cache_next_ = 0;  // the entry a new size replaces
+  Config cfg_;
+  Rng rng_;
+  LossModel loss_;
   uint64_t lost_ = 0;
   uint64_t burst_lost_ = 0;
-  bool up_ = true;
   FaultCounters faults_;
   std::vector<double> error_loss_;  // frame loss probability by frame size, when ber > 0
   void lose(Packet* p, bool fault);
   /// Draws whether the loss model loses a (non-PFC) frame, and steps a Gilbert-Elliott chain.
   bool model_loses();
-  std::array<uint32_t, 2> cached_size_{};  // 0 = none
-  std::array<Time, 2> cached_ser_{};
-  unsigned cache_next_ = 0;  // the entry a new size replaces
 };
 
 }  // namespace fabsim

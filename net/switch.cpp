@@ -116,7 +116,7 @@ int64_t Switch::pfc_threshold(uint16_t port) const {
 }
 
 int64_t Switch::shared_of(const PortState& s, uint8_t cls) const {
-  return std::max<int64_t>(0, s.ingress[cls] - cfg_.buffer.reserve.count());
+  return std::max<int64_t>(0, s.buf[cls].ingress - cfg_.buffer.reserve.count());
 }
 
 // The shared buffer's decision for `p` from ingress `in`. Lossless classes drop only when both
@@ -127,7 +127,7 @@ bool Switch::buffer_admits(uint16_t in, const Packet& p, const EgressPort* out) 
   const PortState& s = ports_[in];
   const int64_t size = p.size;
   if (lossless(p.tclass)) {
-    return !(size + s.hdrm[p.tclass] > s.headroom &&
+    return !(size + s.buf[p.tclass].hdrm > s.headroom &&
              size + shared_of(s, p.tclass) > pfc_threshold(in));
   }
   const int64_t free_bytes = cfg_.buffer.size.count() - total_headroom_ - buffer_used_;
@@ -146,14 +146,14 @@ void Switch::charge(uint16_t in, const Packet& p) {
   PortState& s = ports_[in];
   const int64_t size = p.size;
   const int64_t reserve = cfg_.buffer.reserve.count();
-  const int64_t after = s.ingress[p.tclass] + size;
+  const int64_t after = s.buf[p.tclass].ingress + size;
   buffer_used_ += size;
   if (after <= reserve) {
-    s.ingress[p.tclass] = after;
+    s.buf[p.tclass].ingress = after;
   } else if (lossless(p.tclass) && after - reserve > pfc_threshold(in)) {
-    s.hdrm[p.tclass] += size;
+    s.buf[p.tclass].hdrm += size;
   } else {
-    s.ingress[p.tclass] = after;
+    s.buf[p.tclass].ingress = after;
     shared_used_ += std::min(size, after - reserve);
   }
 }
@@ -161,20 +161,20 @@ void Switch::charge(uint16_t in, const Packet& p) {
 void Switch::credit(uint16_t in, const Packet& p) {
   PortState& s = ports_[in];
   const int64_t size = p.size;
-  const int64_t from_hdrm = std::min(s.hdrm[p.tclass], size);
+  const int64_t from_hdrm = std::min(s.buf[p.tclass].hdrm, size);
   const int64_t rest = size - from_hdrm;
   const int64_t from_shared = std::min(rest, shared_of(s, p.tclass));
-  s.hdrm[p.tclass] -= from_hdrm;
-  s.ingress[p.tclass] -= rest;
+  s.buf[p.tclass].hdrm -= from_hdrm;
+  s.buf[p.tclass].ingress -= rest;
   shared_used_ -= from_shared;
   buffer_used_ -= size;
-  FABSIM_ASSERT(s.ingress[p.tclass] >= 0 && shared_used_ >= 0 && buffer_used_ >= 0);
+  FABSIM_ASSERT(s.buf[p.tclass].ingress >= 0 && shared_used_ >= 0 && buffer_used_ >= 0);
 }
 
 void Switch::check_xoff(uint16_t in, uint8_t cls) {
   PortState& s = ports_[in];
   if ((s.xoff_mask >> cls) & 1U) return;
-  if (s.hdrm[cls] > 0 || shared_of(s, cls) >= pfc_threshold(in)) {
+  if (s.buf[cls].hdrm > 0 || shared_of(s, cls) >= pfc_threshold(in)) {
     s.xoff_mask = static_cast<uint8_t>(s.xoff_mask | (1U << cls));
     send_pfc(in, cls, cfg_.pfc.pause_quanta);
     // Refresh the pause before it lapses at the upstream port.
@@ -186,7 +186,7 @@ void Switch::check_xoff(uint16_t in, uint8_t cls) {
 
 void Switch::check_xon(uint16_t in, uint8_t cls) {
   PortState& s = ports_[in];
-  if (!((s.xoff_mask >> cls) & 1U) || s.hdrm[cls] > 0) return;
+  if (!((s.xoff_mask >> cls) & 1U) || s.buf[cls].hdrm > 0) return;
   const int64_t shared = shared_of(s, cls);
   const bool resume =
       cfg_.pfc.mode == PfcThreshold::kStatic

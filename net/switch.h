@@ -98,8 +98,8 @@ class Switch : public Node, public EventTarget {
   uint32_t id() const { return id_; }
 
   // Buffer state, for tests and observability.
-  int64_t ingress_bytes(uint16_t port, uint8_t cls) const { return ports_[port].ingress[cls]; }
-  int64_t headroom_bytes(uint16_t port, uint8_t cls) const { return ports_[port].hdrm[cls]; }
+  int64_t ingress_bytes(uint16_t port, uint8_t cls) const { return ports_[port].buf[cls].ingress; }
+  int64_t headroom_bytes(uint16_t port, uint8_t cls) const { return ports_[port].buf[cls].hdrm; }
   int64_t headroom_size(uint16_t port) const { return ports_[port].headroom; }
   int64_t shared_used() const { return shared_used_; }
   int64_t buffer_used() const { return buffer_used_; }
@@ -112,11 +112,15 @@ class Switch : public Node, public EventTarget {
  private:
   struct PortState {
     std::unique_ptr<EgressPort> egress;
-    std::array<int64_t, kNumClasses> ingress{};  // bytes charged to reserve + shared
-    std::array<int64_t, kNumClasses> hdrm{};     // bytes charged to headroom
     int64_t headroom = 0;
     double alpha = 0;
     uint8_t xoff_mask = 0;
+    // A class's two counters share a cache line (charge and credit read both).
+    struct ClassBytes {
+      int64_t ingress = 0;  // bytes charged to reserve + shared
+      int64_t hdrm = 0;     // bytes charged to headroom
+    };
+    std::array<ClassBytes, kNumClasses> buf{};
     Timer refresh;
   };
   bool lossless(uint8_t cls) const {
