@@ -17,6 +17,7 @@ void Host::activate(TxSource* s) {
     s->on_nic_ = true;
     active_.push_back(s);
   }
+  set_pull_hint(active_[rr_ % active_.size()]);
   port_->kick();
 }
 
@@ -67,6 +68,7 @@ Packet* Host::pull(uint16_t /*port*/, uint8_t paused_mask) {
       Packet* p = s->take(now);
       if (ext_) ext_->on_send(*p);
       if (idle_seen || s->ready_at() == Time::max()) drop_idle_sources();
+      set_pull_hint(active_.empty() ? nullptr : active_[rr_ % active_.size()]);
       return p;
     }
     if (t < next) next = t;

@@ -21,6 +21,15 @@ class Node {
   /// its queue pairs). `paused_mask` has bit c set when class c is paused. Null if none.
   virtual Packet* pull(uint16_t port, uint8_t paused_mask) = 0;
   virtual const std::string& name() const = 0;
+  /// What the next pull() will read first (a NIC's next source), for the scheduler to
+  /// prefetch through the port's end-of-frame event; null when unknown.
+  const void* pull_hint() const { return pull_hint_; }
+
+ protected:
+  void set_pull_hint(const void* h) { pull_hint_ = h; }
+
+ private:
+  const void* pull_hint_ = nullptr;
 };
 
 }  // namespace fabsim

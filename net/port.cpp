@@ -118,10 +118,13 @@ void EgressPort::start(Packet* p) {
   if (pulls_ || nonempty_ != 0) arm_tx_done();
 }
 
-// The packet most likely to start next (the head of the lowest busy class) is what the
-// end-of-frame event reads first; Scheduler::pop prefetches it.
+// The packet most likely to start next (the head of the lowest busy class), or else the
+// source a NIC will pull from, is what the end-of-frame event reads first; Scheduler::pop
+// prefetches it.
 void EgressPort::arm_tx_done() {
-  set_prefetch_hint(nonempty_ != 0 ? cls_[std::countr_zero(nonempty_)].q.front() : nullptr);
+  set_prefetch_hint(nonempty_ != 0 ? cls_[std::countr_zero(nonempty_)].q.front()
+                    : pulls_       ? owner_->pull_hint()
+                                   : nullptr);
   tx_timer_.arm(sim_.scheduler(), this, kTxDone, tx_end_);
 }
 

@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "net/faults.h"
+#include "net/host.h"
 #include "net/link.h"
 #include "net/port.h"
 #include "report/writers.h"
@@ -110,6 +111,45 @@ TEST(PrefetchHint, ALinkPointsAtItsHeadPacketAndAPortAtItsNextFrame) {
   EXPECT_EQ(port.prefetch_hint(), low);
   sim.run();
   EXPECT_EQ(sink.received, 6U);
+}
+
+// A NIC port with nothing queued points at the source its next pull serves (round robin).
+TEST(PrefetchHint, ANicPortPointsAtTheSourceItPullsFromNext) {
+  struct Source : TxSource {
+    Simulation& sim;
+    int left;
+    Source(Simulation& s, int n) : sim(s), left(n) {}
+    Time ready_at() const override { return left > 0 ? Time() : Time::max(); }
+    uint8_t tclass() const override { return 0; }
+    Packet* take(Time /*now*/) override {
+      --left;
+      Packet* p = sim.pool().acquire();
+      p->size = 1000;
+      return p;
+    }
+  };
+  Simulation sim(1);
+  test::CountingNode sink(sim);
+  EndpointTable endpoints;
+  Host host(sim, 0, "h0", endpoints);
+  Link wire(sim, Link::Config{}, &sink, 0, 3);
+  host.attach(&wire);
+  Source a(sim, 2);
+  Source b(sim, 1);
+  const auto* ta = static_cast<const void*>(static_cast<TxSource*>(&a));
+  const auto* tb = static_cast<const void*>(static_cast<TxSource*>(&b));
+  host.activate(&a);  // a's first packet starts at once; a is next again
+  EXPECT_EQ(a.left, 1);
+  EXPECT_EQ(host.port().prefetch_hint(), ta);
+  host.activate(&b);  // the round robin serves b next
+  EXPECT_EQ(host.port().prefetch_hint(), tb);
+  const Time frame = wire.frame_time(1000);
+  sim.run(frame);  // b's packet starts; a is next
+  EXPECT_EQ(b.left, 0);
+  EXPECT_EQ(host.port().prefetch_hint(), ta);
+  sim.run();
+  EXPECT_EQ(a.left, 0);
+  EXPECT_EQ(sink.received, 3U);
 }
 
 TEST(ErrorModel, SimulatedFrameLossMatchesTheClosedForm) {

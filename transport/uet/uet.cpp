@@ -134,7 +134,8 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
  public:
   Pdc(UetTransport& t, uint32_t src, uint32_t dst, uint8_t tclass, uint64_t index)
       : t_(t), sim_(t.net_.sim()), host_(t.net_.host(src)), src_(src), dst_(dst), tclass_(tclass),
-        mode_(t.cfg_.mode), entropy_(t.cfg_.entropy, sim_.rng(stream_id(StreamKind::kQp, index))) {
+        mode_(t.cfg_.mode), framing_(host_.port().link()->config().framing_bytes),
+        entropy_(t.cfg_.entropy, sim_.rng(stream_id(StreamKind::kQp, index))) {
     CcContext ctx;
     ctx.line = host_.rate();
     ctx.start = sim_.now();
@@ -244,7 +245,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     if (mode_ == PdsMode::kUud && last) messages_.pop_front();  // nothing will acknowledge it
     last_send_ = now;
     sent_any_ = true;
-    const int64_t wire = p->size + host_.port().link()->config().framing_bytes;
+    const int64_t wire = p->size + framing_;
     cc_->on_sent({now, Bytes(wire)});
     last_wire_ = wire;
     cc_changed(/*kick=*/false);
@@ -603,25 +604,28 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   PdsMode mode_;
   uint32_t endpoint_ = 0;
   uint32_t peer_ = 0;
-  std::unique_ptr<CongestionControl> cc_;
-  Rate rate_;
+  // What ready_at() reads comes first: the NIC prefetches a PDC's first lines before pulling
+  // from it (Host::pull's hint).
+  State state_ = State::kClosed;
+  bool sent_any_ = false;
+  bool syn_ = false;
   int64_t window_ = 0;
-  EntropySelector entropy_;
-  uint16_t rod_ev_ = 0;
-  PdsScoreboard sb_;
-  uint64_t uud_next_ = 0;  // UUD keeps no scoreboard
-  Ring<Message> messages_;
   uint64_t psn_end_ = 0;
   Time last_send_;
   Time gap_;
+  std::unique_ptr<CreditSource> credit_;  // receiver credit (RCCC) only
+  PdsScoreboard sb_;
+  uint64_t uud_next_ = 0;  // UUD keeps no scoreboard
+  std::unique_ptr<CongestionControl> cc_;
+  Rate rate_;
   int64_t last_wire_ = 0;
-  bool sent_any_ = false;
+  int64_t framing_;  // preamble, SFD and gap bytes of the NIC's link
+  EntropySelector entropy_;
+  uint16_t rod_ev_ = 0;
+  Ring<Message> messages_;
   int consecutive_timeouts_ = 0;
-  State state_ = State::kClosed;
-  bool syn_ = false;
   int64_t backlog_ = 0;  // frame bytes of PSNs not yet sent
   Bytes cc_window_ = kUnlimitedWindow;
-  std::unique_ptr<CreditSource> credit_;               // receiver credit (RCCC) only
   Time last_request_ = Time::ps(-(int64_t{1} << 60));  // long ago
   Timer rto_timer_;
   Timer cc_timer_;
