@@ -22,11 +22,17 @@ or the last queued packet at random (htsim's queue), ECN at 20 % / 80 % of it wi
 NSCC with htsim's derived parameters, the "mixed" entropy selection over 64 entropies, RUD, and
 FCT measured at the sender when the last ACK arrives (htsim's "finished at" - "starting at").
 htsim is run with -end 100000 (us) -seed 1. Wall time and peak RSS come from /usr/bin/time.
+
+Timing is paired: each round runs fabsim, then htsim, on the same scenario. The speed ratio
+printed is the median over rounds of htsim's user time / fabsim's in the same round (with the
+range when there are several rounds): on a noisy machine a ratio taken within one round is
+stable where single runs are not. Times are each side's median; RSS each side's largest.
 """
 import argparse
 import math
 import pathlib
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -104,6 +110,12 @@ def timed(cmd, cwd=None):
     return float(wall), int(rss) / 1024, float(user), p.stdout
 
 
+def summary(runs):
+    """Median wall, largest RSS and median user time of (wall, rss, user) runs."""
+    return (statistics.median(r[0] for r in runs), max(r[1] for r in runs),
+            statistics.median(r[2] for r in runs))
+
+
 def pct(xs, q):
     xs = sorted(xs)
     return xs[max(1, math.ceil(q / 100 * len(xs))) - 1]
@@ -159,10 +171,10 @@ def main():
         matrix, topo, htopo, trim, kmin, kmax = SCENARIOS[name]
         toml = out / f"{name}.toml"
         toml.write_text(fabsim_toml(name, mats / matrix, topo, trim, kmin, kmax))
-        best = {}
+        runs = {"f": [], "h": []}
         for _ in range(args.rounds):
             fw, frss, fu, _ = timed([args.fabsim, "run", str(toml), "--out", str(out / name)])
-            best["f"] = min(best.get("f", (1e9,)), (fw, frss, fu))
+            runs["f"].append((fw, frss, fu))
             if not args.no_htsim:
                 hbin = pathlib.Path(args.htsim)
                 hw, hrss, hu, log = timed([str(hbin / "htsim_uec"), "-tm", str(mats / matrix), "-topo",
@@ -170,13 +182,15 @@ def main():
                                            "-seed", "1"] + CREDIT.get(name, ("", []))[1],
                                           cwd=str(out))  # it writes files to cwd
                 (out / f"{name}.htsim.log").write_text(log)
-                best["h"] = min(best.get("h", (1e9,)), (hw, hrss, hu))
+                runs["h"].append((hw, hrss, hu))
         ff, fpk = fabsim_fcts(out / name)
-        row = {"name": name, "flows": len(ff), "f": best["f"], "fpk": fpk,
+        row = {"name": name, "flows": len(ff), "f": summary(runs["f"]), "fpk": fpk,
                "fp50": pct(ff, 50), "fp99": pct(ff, 99), "fmax": max(ff)}
         if not args.no_htsim:
             hf, hpk = htsim_fcts((out / f"{name}.htsim.log").read_text())
-            row.update({"h": best["h"], "hpk": hpk, "hflows": len(hf), "hp50": pct(hf, 50),
+            ratios = [h[2] / max(f[2], 1e-9) for f, h in zip(runs["f"], runs["h"])]
+            row.update({"h": summary(runs["h"]), "ratio": (statistics.median(ratios), min(ratios),
+                                                           max(ratios)), "hpk": hpk, "hflows": len(hf), "hp50": pct(hf, 50),
                         "hp99": pct(hf, 99), "hmax": max(hf)})
         rows.append(row)
         print(name, row, flush=True)
@@ -189,14 +203,16 @@ def main():
         print(f"| {r['name']} | {r['flows']} | {cell('fp50', 'hp50')} | {cell('fp99', 'hp99')} | "
               f"{cell('fmax', 'hmax')} |")
     print("\n| scenario | data packets fabsim | packets sent htsim | fabsim wall / user | htsim wall / user"
-          " | user-time ratio | fabsim RSS | htsim RSS |")
+          " | user-time ratio (median of rounds) | fabsim RSS | htsim RSS |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         fw, frss, fu = r["f"]
         if "h" in r:
             hw, hrss, hu = r["h"]
+            med, lo, hi = r["ratio"]
+            spread = f" ({lo:.1f}-{hi:.1f}x)" if hi > lo else ""
             print(f"| {r['name']} | {r['fpk']:,} | {r['hpk']:,} | {fw:.2f} s / {fu:.2f} s | "
-                  f"{hw:.2f} s / {hu:.2f} s | {hu / max(fu, 1e-9):.1f}x | {frss:.0f} MiB | {hrss:.0f} MiB |")
+                  f"{hw:.2f} s / {hu:.2f} s | {med:.1f}x{spread} | {frss:.0f} MiB | {hrss:.0f} MiB |")
         else:
             print(f"| {r['name']} | {r['fpk']:,} | | {fw:.2f} s / {fu:.2f} s | | | {frss:.0f} MiB | |")
 
