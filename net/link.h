@@ -175,7 +175,7 @@ class alignas(64) Link : public EventTarget {
     Packet* p;
     Time arrive;
   };
-  // Layout (docs/PERFORMANCE.md "Where a port's bytes are"): an arrival reads the first cache
+  // Layout (docs/PERFORMANCE.md "Cache lines per event"): an arrival reads the first cache
   // line only; a transmission the first two; the configuration, the loss and error models and
   // the fault counters follow.
   Simulation& sim_;

@@ -100,7 +100,7 @@ class EgressPort : public EventTarget {
   void resume(uint8_t cls);
   void arm_pause_expiry();
 
-  // Layout (docs/PERFORMANCE.md "Where a port's bytes are"): what every end-of-frame event
+  // Layout (docs/PERFORMANCE.md "Cache lines per event"): what every end-of-frame event
   // reads sits in the first two cache lines, and each class's queue, byte count, hooks and
   // DWRR state in a line of its own, so that a port busy with one class touches three lines.
   Simulation& sim_;
