@@ -22,6 +22,7 @@ void EgressPort::enqueue(Packet* p) {
   ClassQueue& k = cls_[p->tclass];
   k.q.push_back(p);
   k.bytes += p->size;
+  if (p->tclass != kControlClass) data_bytes_ += p->size;
   nonempty_ = static_cast<uint8_t>(nonempty_ | (1U << p->tclass));
   if (p->tclass != kControlClass && k.bytes > counters_.peak_queue_bytes) {
     counters_.peak_queue_bytes = k.bytes;
@@ -49,6 +50,7 @@ Packet* EgressPort::take_trimmable_tail(uint8_t cls) {
   if (!is_data(p->type) || (p->flags & kTrimmed) != 0 || p->payload == 0) return nullptr;
   k.q.pop_back();
   k.bytes -= p->size;
+  if (cls != kControlClass) data_bytes_ -= p->size;
   if (k.q.empty()) nonempty_ = static_cast<uint8_t>(nonempty_ & ~(1U << cls));
   return p;
 }
@@ -58,6 +60,7 @@ Packet* EgressPort::pop(uint8_t cls) {
   Packet* p = k.q.front();
   k.q.pop_front();
   k.bytes -= p->size;
+  if (cls != kControlClass) data_bytes_ -= p->size;
   if (k.q.empty()) nonempty_ = static_cast<uint8_t>(nonempty_ & ~(1U << cls));
   return p;
 }
@@ -190,6 +193,7 @@ void EgressPort::finish() {
     while (!cls_[c].q.empty()) sim_.pool().release(pop(c));
     cls_[c].bytes = 0;
   }
+  data_bytes_ = 0;
 }
 
 }  // namespace fabsim

@@ -66,11 +66,7 @@ class EgressPort : public EventTarget {
   uint8_t paused_mask() const { return paused_mask_; }
   int64_t queued_bytes(uint8_t cls) const { return cls_[cls].bytes; }
   /// Bytes queued in the data classes (every class below the control class).
-  int64_t data_queued_bytes() const {
-    int64_t q = 0;
-    for (uint8_t c = 0; c < kControlClass; ++c) q += cls_[c].bytes;
-    return q;
-  }
+  int64_t data_queued_bytes() const { return data_bytes_; }
   /// Bytes queued in every class.
   int64_t total_queued_bytes() const { return data_queued_bytes() + cls_[kControlClass].bytes; }
   size_t queued_packets(uint8_t cls) const { return cls_[cls].q.size(); }
@@ -113,9 +109,10 @@ class EgressPort : public EventTarget {
   bool pulls_ = false;
   uint8_t rr_ = 0;
   bool turn_started_ = false;
-  int64_t tx_size_ = 0;  // its frame bytes
-  Time busy_;            // serialization time of every frame started
-  Timer tx_timer_;       // kTxDone: armed for tx_end_ when something may wait for the wire
+  int64_t data_bytes_ = 0;  // the data classes' bytes summed (INT and GSE read it per packet)
+  int64_t tx_size_ = 0;     // its frame bytes
+  Time busy_;               // serialization time of every frame started
+  Timer tx_timer_;          // kTxDone: armed for tx_end_ when something may wait for the wire
   struct alignas(64) ClassQueue {
     Ring<Packet*> q;
     int64_t bytes = 0;

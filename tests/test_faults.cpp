@@ -113,6 +113,40 @@ TEST(PrefetchHint, ALinkPointsAtItsHeadPacketAndAPortAtItsNextFrame) {
   EXPECT_EQ(sink.received, 6U);
 }
 
+// The port keeps the data classes' queued bytes as a running sum (INT and GSE read it per
+// packet): it follows enqueue, start, trimming of the tail and the end of the run.
+TEST(EgressPort, QueuedByteSumsFollowEveryClass) {
+  Simulation sim(1);
+  test::CountingNode sink(sim);
+  Link wire(sim, Link::Config{}, &sink, 0, 4);
+  EgressPort port(sim, &sink, 0, &wire);
+  auto make = [&](uint32_t size, uint8_t cls) {
+    Packet* p = sim.pool().acquire();
+    p->size = size;
+    p->payload = size - 64;
+    p->tclass = cls;
+    return p;
+  };
+  port.enqueue(make(1000, 0));  // starts at once: leaves the queue
+  EXPECT_EQ(port.data_queued_bytes(), 0);
+  port.enqueue(make(1500, 0));
+  port.enqueue(make(700, 3));
+  port.enqueue(make(64, kControlClass));
+  EXPECT_EQ(port.data_queued_bytes(), 2200);
+  EXPECT_EQ(port.total_queued_bytes(), 2264);
+  Packet* tail = port.take_trimmable_tail(3);
+  ASSERT_NE(tail, nullptr);
+  sim.pool().release(tail);
+  EXPECT_EQ(port.data_queued_bytes(), 1500);
+  sim.run(wire.frame_time(1000));  // the control frame goes first
+  EXPECT_EQ(port.data_queued_bytes(), 1500);
+  EXPECT_EQ(port.total_queued_bytes(), 1500);
+  sim.run(wire.frame_time(1000) + wire.frame_time(64));
+  EXPECT_EQ(port.data_queued_bytes(), 0);
+  sim.run();
+  EXPECT_EQ(sink.received, 3U);
+}
+
 // A NIC port with nothing queued points at the source its next pull serves (round robin).
 TEST(PrefetchHint, ANicPortPointsAtTheSourceItPullsFromNext) {
   struct Source : TxSource {
