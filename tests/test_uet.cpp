@@ -31,9 +31,8 @@ using State = PdsScoreboard::State;
 // Five PSNs of 1,000 B frames (900 B payload) sent 1 us apart; the ACK of PSN 3 arrives with
 // CACK 2 and SACK bits from base 0: 0, 1 and 3 acknowledged, 2 and 4 outstanding.
 TEST(PdsScoreboard, AckWithSackAcknowledgesExactlyTheBits) {
-  PdsScoreboard sb;
-  for (uint64_t psn = 0; psn < 5; ++psn)
-    sb.sent(psn, Time::us(static_cast<int64_t>(psn)), 1000, 900, 7);
+  PdsScoreboard sb(100);
+  for (uint64_t psn = 0; psn < 5; ++psn) sb.sent(psn, Time::us(static_cast<int64_t>(psn)), 900, 7);
   EXPECT_EQ(sb.in_flight_bytes(), 5000);
   const PdsScoreboard::Acked a = sb.ack(2, 0, 0b1011);
   EXPECT_EQ(a.packets, 3U);
@@ -53,16 +52,15 @@ TEST(PdsScoreboard, AckWithSackAcknowledgesExactlyTheBits) {
 // A NACK queues exactly its PSN; the retransmission goes before new data and is counted as a
 // second send; a NACK for an acknowledged PSN does nothing.
 TEST(PdsScoreboard, NackQueuesOnePsnAndTheResendIsTheSecondSend) {
-  PdsScoreboard sb;
-  for (uint64_t psn = 0; psn < 4; ++psn)
-    sb.sent(psn, Time(), 1000, 900, static_cast<uint16_t>(psn));
+  PdsScoreboard sb(100);
+  for (uint64_t psn = 0; psn < 4; ++psn) sb.sent(psn, Time(), 900, static_cast<uint16_t>(psn));
   EXPECT_TRUE(sb.nack(2));
   EXPECT_FALSE(sb.nack(2));  // already queued
   EXPECT_EQ(sb.slot(2)->state, State::kQueued);
   EXPECT_EQ(sb.in_flight_bytes(), 3000);
   EXPECT_EQ(sb.next_retransmit(), 2U);
   EXPECT_EQ(sb.pop_retransmit(), 2U);
-  sb.sent(2, 5_us, 1000, 900, 40);
+  sb.sent(2, 5_us, 900, 40);
   EXPECT_EQ(sb.slot(2)->sends, 2);
   EXPECT_EQ(sb.slot(2)->ev, 40);
   EXPECT_EQ(sb.in_flight_bytes(), 4000);
@@ -76,18 +74,18 @@ TEST(PdsScoreboard, NackQueuesOnePsnAndTheResendIsTheSecondSend) {
 // The timer expires every outstanding PSN sent at least one RTO ago, oldest first, skipping a
 // PSN acknowledged meanwhile and the resend's newer time.
 TEST(PdsScoreboard, ExpireTakesEveryPsnOlderThanTheTimeout) {
-  PdsScoreboard sb;
-  sb.sent(0, 0_us, 1000, 900, 0);
-  sb.sent(1, 1_us, 1000, 900, 0);
-  sb.sent(2, 2_us, 1000, 900, 0);
-  sb.sent(3, 30_us, 1000, 900, 0);
+  PdsScoreboard sb(100);
+  sb.sent(0, 0_us, 900, 0);
+  sb.sent(1, 1_us, 900, 0);
+  sb.sent(2, 2_us, 900, 0);
+  sb.sent(3, 30_us, 900, 0);
   sb.ack(0, 1, 0b1);  // PSN 1 SACKed
   std::vector<uint64_t> expired;
   EXPECT_EQ(sb.expire(25_us, 20_us, &expired), 2U);  // 0 (sent at 0) and 2 (at 2 us)
   EXPECT_EQ(expired, (std::vector<uint64_t>{0, 2}));
   EXPECT_EQ(sb.oldest_outstanding(), 30_us);
   EXPECT_EQ(sb.pop_retransmit(), 0U);
-  sb.sent(0, 31_us, 1000, 900, 0);
+  sb.sent(0, 31_us, 900, 0);
   EXPECT_EQ(sb.oldest_outstanding(), 30_us);  // PSN 3; PSN 0 counts from its resend
   sb.ack(0, 3, 0b1);
   EXPECT_EQ(sb.oldest_outstanding(), 31_us);
@@ -96,13 +94,47 @@ TEST(PdsScoreboard, ExpireTakesEveryPsnOlderThanTheTimeout) {
 
 // ROD: a NACK of the expected PSN 2 goes back over everything outstanding from 2 on.
 TEST(PdsScoreboard, RewindQueuesEverythingFromThePsn) {
-  PdsScoreboard sb;
-  for (uint64_t psn = 0; psn < 6; ++psn) sb.sent(psn, Time(), 1000, 900, 0);
+  PdsScoreboard sb(100);
+  for (uint64_t psn = 0; psn < 6; ++psn) sb.sent(psn, Time(), 900, 0);
   sb.ack(2, 2, 0);
   EXPECT_EQ(sb.rewind(2), 4U);
   EXPECT_EQ(sb.in_flight_bytes(), 0);
   EXPECT_EQ(sb.pop_retransmit(), 2U);
   EXPECT_EQ(sb.pop_retransmit(), 3U);
+}
+
+// The timer takes first sends and resends in one time order: PSNs 0 and 1 were resent after
+// PSN 2's first send, and PSN 3 went out last.
+TEST(PdsScoreboard, ExpireMergesFirstSendsAndResendsByTime) {
+  PdsScoreboard sb(100);
+  sb.sent(0, 0_us, 900, 0);
+  sb.sent(1, 1_us, 900, 0);
+  sb.sent(2, 2_us, 900, 0);
+  ASSERT_TRUE(sb.nack(0));
+  ASSERT_EQ(sb.pop_retransmit(), 0U);
+  sb.sent(0, 3_us, 900, 0);
+  ASSERT_TRUE(sb.nack(1));
+  ASSERT_EQ(sb.pop_retransmit(), 1U);
+  sb.sent(1, 4_us, 900, 0);
+  sb.sent(3, 5_us, 900, 0);
+  EXPECT_EQ(sb.oldest_outstanding(), 2_us);
+  std::vector<uint64_t> expired;
+  EXPECT_EQ(sb.expire(100_us, 1_us, &expired), 4U);
+  EXPECT_EQ(expired, (std::vector<uint64_t>{2, 0, 1, 3}));
+  EXPECT_EQ(sb.oldest_outstanding(), Time::max());
+  EXPECT_EQ(sb.in_flight_bytes(), 0);
+  EXPECT_EQ(sb.queued_bytes(), 4000);
+}
+
+// Frame bytes are the payload plus the headers, padded to the minimum frame.
+TEST(PdsScoreboard, InFlightBytesAreFramesOfThePayload) {
+  PdsScoreboard sb(12, 64);
+  sb.sent(0, 0_us, 10, 0);   // 22 B of headers and payload: a 64 B frame
+  sb.sent(1, 1_us, 900, 0);  // 912 B
+  EXPECT_EQ(sb.in_flight_bytes(), 976);
+  const PdsScoreboard::Acked a = sb.ack(2, 0, 0);
+  EXPECT_EQ(a.bytes, 976);
+  EXPECT_EQ(a.payload, 910);
 }
 
 TEST(PdsScoreboard, SackBaseAndBits) {

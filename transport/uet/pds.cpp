@@ -9,7 +9,9 @@ uint64_t sack_bits(const ReorderBitmap& r, uint64_t base) {
   return r.window(base);
 }
 
-void PdsScoreboard::sent(uint64_t psn, Time now, uint32_t bytes, uint32_t payload, uint16_t ev) {
+static_assert(sizeof(PdsScoreboard::Slot) == 16, "one slot per PSN in the window");
+
+void PdsScoreboard::sent(uint64_t psn, Time now, uint32_t payload, uint16_t ev) {
   if (psn == nxt_) {
     slots_.push_back({});
     ++nxt_;
@@ -19,25 +21,25 @@ void PdsScoreboard::sent(uint64_t psn, Time now, uint32_t bytes, uint32_t payloa
   Slot& s = at(psn);
   if (s.sends < UINT8_MAX) ++s.sends;
   s.ev = ev;
-  s.bytes = bytes;
   s.payload = payload;
   s.sent = now;
-  in_flight_ += bytes;
+  in_flight_ += frame_bytes(payload);
   ++outstanding_;
-  sends_.push_back({now, psn});
+  if (s.sends > 1) resends_.push_back({now, psn});  // a first send: the cursor finds it
 }
 
 void PdsScoreboard::acknowledge(uint64_t psn, Acked* a) {
   Slot& s = at(psn);
   if (s.state == State::kAcked) return;
+  const int64_t bytes = frame_bytes(s.payload);
   if (s.state == State::kOutstanding) {
-    in_flight_ -= s.bytes;
+    in_flight_ -= bytes;
     --outstanding_;
   } else if (s.state == State::kQueued) {
-    queued_ -= s.bytes;
+    queued_ -= bytes;
   }
   ++a->packets;
-  a->bytes += s.bytes;
+  a->bytes += bytes;
   a->payload += s.payload;
   s.state = State::kAcked;
 }
@@ -58,9 +60,10 @@ void PdsScoreboard::queue(uint64_t psn) {
   Slot& s = at(psn);
   FABSIM_ASSERT(s.state == State::kOutstanding);
   s.state = State::kQueued;
-  in_flight_ -= s.bytes;
+  const int64_t bytes = frame_bytes(s.payload);
+  in_flight_ -= bytes;
   --outstanding_;
-  queued_ += s.bytes;
+  queued_ += bytes;
   rtx_.push(psn);
 }
 
@@ -84,12 +87,12 @@ uint64_t PdsScoreboard::rewind(uint64_t psn) {
 uint64_t PdsScoreboard::expire(Time now, Time rto, std::vector<uint64_t>* expired) {
   uint64_t n = 0;
   for (;;) {
-    const Time oldest = oldest_outstanding();
-    if (oldest == Time::max() || oldest + rto > now) break;
-    const uint64_t psn = sends_.front().psn;
-    queue(psn);
-    sends_.pop_front();
-    expired->push_back(psn);
+    bool first = false;
+    const Send o = oldest(&first);
+    if (o.at == Time::max() || o.at + rto > now) break;
+    queue(o.psn);  // the cursor passes it next time
+    if (!first) resends_.pop_front();
+    expired->push_back(o.psn);
     ++n;
   }
   return n;
@@ -109,18 +112,34 @@ uint64_t PdsScoreboard::pop_retransmit() {
   FABSIM_ASSERT(psn != kNone);
   rtx_.pop();
   at(psn).state = State::kOutstanding;
-  queued_ -= at(psn).bytes;  // sent() records the new send
+  queued_ -= frame_bytes(at(psn).payload);  // sent() records the new send
   return psn;
 }
 
-Time PdsScoreboard::oldest_outstanding() {
-  while (!sends_.empty()) {
-    const Send& f = sends_.front();
-    const Slot* s = slot(f.psn);
-    if (s != nullptr && s->state == State::kOutstanding && s->sent == f.at) return f.at;
-    sends_.pop_front();  // acknowledged, queued, or sent again since
+PdsScoreboard::Send PdsScoreboard::oldest(bool* first) {
+  if (first_ < una_) first_ = una_;
+  while (first_ < nxt_) {
+    const Slot& s = at(first_);
+    if (s.state == State::kOutstanding && s.sends == 1) break;
+    ++first_;  // acknowledged, or queued (its next send is a resend): never again a first send
   }
-  return Time::max();
+  while (!resends_.empty()) {
+    const Send& f = resends_.front();
+    const Slot* s = slot(f.psn);
+    if (s != nullptr && s->state == State::kOutstanding && s->sent == f.at) break;
+    resends_.pop_front();  // acknowledged, queued, or sent again since
+  }
+  Send o{Time::max(), kNone};
+  if (first_ < nxt_) o = {at(first_).sent, first_};
+  // A NIC sends one packet per serialization time, so two sends of one PDC never share a time;
+  // on a tie (scripted tests only) the first send is taken.
+  if (!resends_.empty() && resends_.front().at < o.at) {
+    o = resends_.front();
+    if (first != nullptr) *first = false;
+  } else if (first != nullptr) {
+    *first = o.psn != kNone;
+  }
+  return o;
 }
 
 void PdsScoreboard::advance() {

@@ -8,9 +8,15 @@
 // 64-bit SACK bitmap from a base PSN; a NACK names one PSN (a trimmed packet, or under ROD the
 // PSN the receiver expects); a timeout expires the outstanding PSNs sent at least one RTO ago.
 // Retransmissions go before new data, lowest PSN first. The oldest outstanding send time (for
-// the RTO timer) is kept in a FIFO of sends: times only grow, so the front is the oldest once
-// stale entries (acknowledged or resent since) are skipped. No per-packet allocation: the two
-// FIFOs are rings that allocate on first use and grow to the largest window.
+// the RTO timer) is the older of two candidates, both found without a search:
+//  - first sends go out in PSN order at increasing times, so the oldest first send still
+//    outstanding is the lowest PSN sent once and still outstanding; a cursor finds it and only
+//    moves forward (a PSN acknowledged or queued never has its first send outstanding again);
+//  - resends are kept in a FIFO of (time, PSN): times only grow, so the front is the oldest
+//    once stale entries (acknowledged or resent since) are skipped.
+// A slot is 16 bytes (state, send count, entropy, payload, send time): the frame bytes are the
+// framing function of the payload, not stored. No per-packet allocation: the slot ring and the
+// resend FIFO allocate on first use and grow to the largest window (docs/PERFORMANCE.md).
 //
 // Receiver: RUD and RUDI accept any PSN inside the window and report SACK bits; ROD accepts only
 // the expected PSN (the reorder bitmap with capacity 0 beyond it). `sack_bits` reads 64 bits of
@@ -46,14 +52,22 @@ class PdsScoreboard {
     State state = State::kOutstanding;
     uint8_t sends = 0;     // times sent (1 = never retransmitted); saturates at 255
     uint16_t ev = 0;       // entropy value of the latest send
-    uint32_t bytes = 0;    // frame bytes of the latest send (in-flight accounting)
     uint32_t payload = 0;  // payload bytes
     Time sent;             // latest send
   };
 
+  /// Frame bytes of a packet: max(payload + header_bytes, min_frame) (in-flight accounting).
+  explicit PdsScoreboard(uint32_t header_bytes = 0, uint32_t min_frame = 0)
+      : header_(header_bytes), min_frame_(min_frame) {}
+  int64_t frame_bytes(uint32_t payload) const {
+    const int64_t f = int64_t{payload} + header_;
+    return f > min_frame_ ? f : min_frame_;
+  }
+
   /// Records a send of `psn` at `now`: `psn` == nxt() (new data) or a PSN popped from
-  /// pop_retransmit(). `bytes`: frame bytes on the wire; `ev`: its entropy value.
-  void sent(uint64_t psn, Time now, uint32_t bytes, uint32_t payload, uint16_t ev);
+  /// pop_retransmit(). `payload`: its payload bytes; `ev`: its entropy value. Sends of one
+  /// scoreboard come at non-decreasing times.
+  void sent(uint64_t psn, Time now, uint32_t payload, uint16_t ev);
 
   /// What an ACK newly acknowledged.
   struct Acked {
@@ -78,7 +92,7 @@ class PdsScoreboard {
   bool has_retransmit() const { return next_retransmit() != kNone; }
 
   /// The send time of the oldest outstanding PSN (Time::max() if none).
-  Time oldest_outstanding();
+  Time oldest_outstanding() { return oldest().at; }
 
   uint64_t una() const { return una_; }
   uint64_t nxt() const { return nxt_; }
@@ -97,18 +111,24 @@ class PdsScoreboard {
   void acknowledge(uint64_t psn, Acked* a);
   void queue(uint64_t psn);
   void advance();  // moves una past acknowledged PSNs
-
-  uint64_t una_ = 0;
-  uint64_t nxt_ = 0;
-  int64_t in_flight_ = 0;
-  int64_t queued_ = 0;
-  uint64_t outstanding_ = 0;
-  Ring<Slot> slots_;  // slots_[i]: PSN una_ + i
   struct Send {
     Time at;
     uint64_t psn;
   };
-  Ring<Send> sends_;  // every send in time order (stale entries skipped lazily)
+  /// The oldest outstanding send ({Time::max(), kNone} if none); `first` tells which candidate
+  /// it is (the cursor's first send, else the resend FIFO's front).
+  Send oldest(bool* first = nullptr);
+
+  uint64_t una_ = 0;
+  uint64_t nxt_ = 0;
+  uint64_t first_ = 0;  // no PSN below it has its first send outstanding
+  int64_t in_flight_ = 0;
+  int64_t queued_ = 0;
+  uint64_t outstanding_ = 0;
+  int64_t header_;
+  int64_t min_frame_;
+  Ring<Slot> slots_;    // slots_[i]: PSN una_ + i
+  Ring<Send> resends_;  // every resend in time order (stale entries skipped lazily)
   // Queued PSNs, lowest first; an entry whose PSN was acknowledged meanwhile is skipped.
   mutable std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> rtx_;
 };

@@ -229,7 +229,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     p->sent = now;
     if (credit_) charge_credit(*p);
     if (mode_ != PdsMode::kUud) {
-      sb_.sent(psn, now, p->size, p->payload, p->sport);
+      sb_.sent(psn, now, p->payload, p->sport);
       // Ask for an ACK when nothing more can follow soon: nothing left to send, or the window
       // (or the PSN range) is full, resends waiting or not (REFERENCE.md §4.2, the AR flag).
       const bool more = sb_.has_retransmit() || sb_.nxt() < psn_end_;
@@ -490,7 +490,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   }
 
   int64_t frame_bytes(int64_t payload) const {
-    return std::max<int64_t>(payload + t_.cfg_.wire.header_bytes, kMinFrameBytes);
+    return sb_.frame_bytes(static_cast<uint32_t>(payload));
   }
 
   // The pull target rides in every data packet (24 bits, REFERENCE.md §4.6); with seed 001's
@@ -614,7 +614,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   Time last_send_;
   Time gap_;
   std::unique_ptr<CreditSource> credit_;  // receiver credit (RCCC) only
-  PdsScoreboard sb_;
+  PdsScoreboard sb_{static_cast<uint32_t>(t_.cfg_.wire.header_bytes), kMinFrameBytes};
   uint64_t uud_next_ = 0;  // UUD keeps no scoreboard
   std::unique_ptr<CongestionControl> cc_;
   Rate rate_;
