@@ -70,8 +70,18 @@ bool LossModel::active() const {
 Link::Link(Simulation& sim, const Config& cfg, Node* dst, uint16_t dst_port, uint64_t index,
            LinkRole role)
     : sim_(sim), dst_(dst), dst_port_(dst_port), role_(role), flight_(cfg.delay + cfg.extra_delay),
-      cfg_(cfg), rng_(sim.rng(stream_id(StreamKind::kLink, index))) {
+      cfg_(cfg), stream_(stream_id(StreamKind::kLink, index)) {
   set_ber(cfg.ber);
+}
+
+Link::Impairments& Link::imp() {
+  if (!imp_) imp_ = std::make_unique<Impairments>(sim_.rng(stream_));
+  return *imp_;
+}
+
+const LossModel& Link::loss() const {
+  static const LossModel kNone;
+  return imp_ ? imp_->loss : kNone;
 }
 
 void Link::set_loss(const LossModel& model) {
@@ -80,7 +90,8 @@ void Link::set_loss(const LossModel& model) {
                     : model.p >= 0 && model.p <= 1 && model.r > 0 && model.r <= 1 &&
                           model.loss_good >= 0 && model.loss_good <= 1 && model.loss_bad >= 0 &&
                           model.loss_bad <= 1);
-  loss_ = model;
+  // A Bernoulli model that loses nothing is the default: no block for it.
+  if (imp_ || model.active() || model.kind != LossModel::Kind::kBernoulli) imp().loss = model;
   loss_active_ = model.active();
   bad_ = false;
 }
@@ -88,9 +99,11 @@ void Link::set_loss(const LossModel& model) {
 // Bernoulli makes exactly the one draw it always made (scenarios keep their figures).
 // Gilbert-Elliott draws the frame's loss in the current state, then the transition.
 bool Link::model_loses() {
-  if (loss_.kind == LossModel::Kind::kBernoulli) return rng_.bernoulli(loss_.probability);
-  const bool lost = rng_.bernoulli(bad_ ? loss_.loss_bad : loss_.loss_good);
-  bad_ = bad_ ? !rng_.bernoulli(loss_.r) : rng_.bernoulli(loss_.p);
+  Impairments& m = *imp_;  // an active model has its block
+  const LossModel& l = m.loss;
+  if (l.kind == LossModel::Kind::kBernoulli) return m.rng.bernoulli(l.probability);
+  const bool lost = m.rng.bernoulli(bad_ ? l.loss_bad : l.loss_good);
+  bad_ = bad_ ? !m.rng.bernoulli(l.r) : m.rng.bernoulli(l.p);
   return lost;
 }
 
@@ -98,17 +111,19 @@ void Link::set_ber(double ber) {
   FABSIM_ASSERT(ber >= 0 && ber < 1);
   cfg_.ber = ber;
   errors_ = ber > 0;
-  error_loss_.clear();
+  if (errors_) imp();
+  if (imp_) imp_->error_loss.clear();
 }
 
 void Link::lose(Packet* p, bool fault) {
+  FaultCounters& f = imp().faults;
   if (fault) {
-    faults_.last_fault_loss = sim_.now();
-    ++faults_.fault_frames;
-    faults_.fault_bytes += p->size;
+    f.last_fault_loss = sim_.now();
+    ++f.fault_frames;
+    f.fault_bytes += p->size;
   } else {
-    ++faults_.error_frames;
-    faults_.error_bytes += p->size;
+    ++f.error_frames;
+    f.error_bytes += p->size;
   }
   sim_.drop(p, fault ? DropCause::kDeadLink : DropCause::kBitError);
 }
@@ -120,20 +135,21 @@ void Link::transmit(Packet* p, Time sent) {
     return;
   }
   if (errors_) {
-    if (error_loss_.size() <= p->size) error_loss_.resize(p->size + 1, -1.0);
-    double& pl = error_loss_[p->size];
+    Impairments& m = *imp_;  // set_ber made it
+    if (m.error_loss.size() <= p->size) m.error_loss.resize(p->size + 1, -1.0);
+    double& pl = m.error_loss[p->size];
     if (pl < 0) pl = frame_loss_probability(cfg_.ber, cfg_.fec, int64_t{8} * p->size);
-    if (rng_.bernoulli(pl)) {
+    if (m.rng.bernoulli(pl)) {
       lose(p, false);
       return;
     }
   }
   if (loss_active_ && p->type != PacketType::kPfc && model_loses()) {
-    if (loss_.kind == LossModel::Kind::kBernoulli) {
-      ++lost_;
+    if (imp_->loss.kind == LossModel::Kind::kBernoulli) {
+      ++imp_->lost;
       sim_.drop(p, DropCause::kRandomLoss);
     } else {
-      ++burst_lost_;
+      ++imp_->burst_lost;
       sim_.drop(p, DropCause::kBurstLoss);
     }
     return;

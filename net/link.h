@@ -9,6 +9,7 @@
 
 #include <array>    // serialization cache
 #include <cstdint>  // counters
+#include <memory>   // impairment block
 #include <string>   // name
 #include <vector>   // loss probability cache
 
@@ -125,12 +126,12 @@ class alignas(64) Link : public EventTarget {
   uint16_t dst_port() const { return dst_port_; }
   LinkRole role() const { return role_; }
   /// Frames lost to the Bernoulli loss model (DropCause::kRandomLoss).
-  uint64_t lost() const { return lost_; }
+  uint64_t lost() const { return imp_ ? imp_->lost : 0; }
   /// Frames lost to the Gilbert-Elliott loss model (DropCause::kBurstLoss).
-  uint64_t burst_lost() const { return burst_lost_; }
+  uint64_t burst_lost() const { return imp_ ? imp_->burst_lost : 0; }
   /// Sets the loss model from now on; a Gilbert-Elliott chain starts in the good state.
   void set_loss(const LossModel& model);
-  const LossModel& loss() const { return loss_; }
+  const LossModel& loss() const;
   /// The Gilbert-Elliott chain is in the bad state.
   bool loss_bad_state() const { return bad_; }
   /// Takes the link down (every frame sent onto it, or on the wire, is lost) or back up.
@@ -151,7 +152,7 @@ class alignas(64) Link : public EventTarget {
   }
   void set_fec(Fec fec) {
     cfg_.fec = fec;
-    error_loss_.clear();
+    if (imp_) imp_->error_loss.clear();
   }
   struct FaultCounters {
     uint64_t fault_frames = 0;  // data/control frames lost because the link was down
@@ -162,7 +163,7 @@ class alignas(64) Link : public EventTarget {
     Time last_fault_loss;  // when the last frame was lost to the link being down
   };
   FaultCounters fault_counters() const {
-    FaultCounters f = faults_;
+    FaultCounters f = imp_ ? imp_->faults : FaultCounters{};
     f.last_data_tx = last_data_tx_;
     return f;
   }
@@ -176,15 +177,17 @@ class alignas(64) Link : public EventTarget {
     Time arrive;
   };
   // Layout (docs/PERFORMANCE.md "Cache lines per event"): an arrival reads the first cache
-  // line only; a transmission the first two; the configuration, the loss and error models and
-  // the fault counters follow.
+  // line only; a transmission the first two; the configuration follows. The loss and error
+  // models and the fault counters are a block of their own, allocated by the first active loss
+  // model, bit error rate or lost frame: most links of a large fabric never have one, and a
+  // link is then four cache lines, not six.
   Simulation& sim_;
   Node* dst_;
   Ring<Slot> ring_;
   uint16_t dst_port_;
   bool armed_ = false;
   bool up_ = true;
-  bool loss_active_ = false;  // loss_.active(), cached for the per-frame check
+  bool loss_active_ = false;  // loss().active(), cached for the per-frame check
   bool errors_ = false;       // cfg_.ber > 0
   bool bad_ = false;          // Gilbert-Elliott state
   LinkRole role_;
@@ -194,12 +197,18 @@ class alignas(64) Link : public EventTarget {
   std::array<Time, 2> cached_ser_{};
   unsigned cache_next_ = 0;  // the entry a new size replaces
   Config cfg_;
-  Rng rng_;
-  LossModel loss_;
-  uint64_t lost_ = 0;
-  uint64_t burst_lost_ = 0;
-  FaultCounters faults_;
-  std::vector<double> error_loss_;  // frame loss probability by frame size, when ber > 0
+  uint64_t stream_;  // the random stream the impairments draw from (stream_id(kLink, index))
+  struct Impairments {
+    explicit Impairments(Rng r) : rng(r) {}
+    Rng rng;
+    LossModel loss;
+    uint64_t lost = 0;
+    uint64_t burst_lost = 0;
+    FaultCounters faults;
+    std::vector<double> error_loss;  // frame loss probability by frame size, when ber > 0
+  };
+  std::unique_ptr<Impairments> imp_;
+  Impairments& imp();  // allocates the block on first use
   void lose(Packet* p, bool fault);
   /// Draws whether the loss model loses a (non-PFC) frame, and steps a Gilbert-Elliott chain.
   bool model_loses();
