@@ -93,6 +93,9 @@ class Switch : public Node, public EventTarget {
   const std::string& name() const override { return name_; }
 
   size_t port_count() const { return ports_.size(); }
+  /// Wiring is done: releases the port table's spare capacity (a vector grown by doubling
+  /// holds up to twice the ports). Before the run only: ports move.
+  void shrink_ports() { ports_.shrink_to_fit(); }
   EgressPort& port(size_t i) { return *ports_[i].egress; }
   const EgressPort& port(size_t i) const { return *ports_[i].egress; }
   uint32_t id() const { return id_; }

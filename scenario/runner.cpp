@@ -16,7 +16,7 @@ namespace fabsim {
 // The order of construction is the order of the events scheduled at time 0 (determinism):
 // topology, link errors and loss models, security, fabric, faults, fabric timers, transport,
 // sampler, workload.
-Run::Run(const ScenarioConfig& cfg) : cfg_(cfg), sim_(cfg.seed), net_(sim_) {
+Run::Run(ScenarioConfig cfg) : cfg_(std::move(cfg)), sim_(cfg_.seed), net_(sim_) {
   const auto& n = cfg_.network;
   const FabricEnv fabric_env{sim_, net_, topo_, cfg_.seed, n.framing_bytes};
   const Choice<PathPolicyKind>& routing = cfg_.routing;

@@ -29,7 +29,9 @@ using StopFlag = std::atomic<int>;
 
 class Run : public FlowObserver {
  public:
-  explicit Run(const ScenarioConfig& cfg);
+  /// Builds the network of `cfg` (moved in: a large scenario's flow list and effective keys
+  /// are not held twice).
+  explicit Run(ScenarioConfig cfg);
 
   ~Run() override;
   Run(const Run&) = delete;

@@ -92,8 +92,7 @@ run_sweep(const ScenarioConfig& cfg, unsigned threads, bool keep_results,
   auto run_case = [&](size_t i) {
     if (stop != nullptr && stop->load() != 0) return;  // stays kNotStarted
     const CaseSpec& spec = specs[i];
-    const ScenarioConfig one = instantiate(cfg, spec.collective, spec.size, spec.seed);
-    Run run(one);
+    Run run(instantiate(cfg, spec.collective, spec.size, spec.seed));
     run.stop_on(stop);
     RunResult r = run.execute();
     SweepCase& c = out[i];

@@ -460,7 +460,8 @@ int run_command(const std::string& file, const std::vector<std::string>& sets,
   guard_memory(cfg, max_memory, 1, false);
   OutputDir dir(out);
   StderrProgress progress;
-  Run run(cfg);
+  Run run(std::move(cfg));  // the run holds the only copy of a large scenario
+  const ScenarioConfig& c = run.config();
   run.stop_on(&g_stop);
   const RunResult r = run.execute(&progress, 1 << 18);
   progress.done();
@@ -471,7 +472,7 @@ int run_command(const std::string& file, const std::vector<std::string>& sets,
   }
   fmt::print("{}", summary_table(r));
   if (dir.active()) {
-    write_run_dir(r, dir.path(), cfg.output.flows_csv, interrupted);
+    write_run_dir(r, dir.path(), c.output.flows_csv, interrupted);
     dir.commit();
     fmt::print("results written to {}/{}\n", out,
                interrupted.empty() ? "" : " (marked interrupted)");
@@ -486,20 +487,20 @@ int run_command(const std::string& file, const std::vector<std::string>& sets,
   if (!r.conserved()) {
     std::fprintf(stderr,
                  "fabsim: internal error: %s: the conservation ledger does not balance: %s\n",
-                 cfg.name.c_str(), conservation_violation(r).c_str());
+                 c.name.c_str(), conservation_violation(r).c_str());
     return 1;
   }
   if (!interrupted.empty()) {
     const int code = kExitSignalBase + run.interrupted();
     std::fprintf(stderr, "fabsim: %s: interrupted by %s at %.3f us simulated (exit %d)\n",
-                 cfg.name.c_str(), interrupted.c_str(), r.end_time.us_f(), code);
+                 c.name.c_str(), interrupted.c_str(), r.end_time.us_f(), code);
     return code;
   }
   if (!r.complete()) {
     std::fprintf(stderr,
                  "fabsim: %s: the run ended with unfinished flows or failed senders "
                  "(exit %d)\n",
-                 cfg.name.c_str(), kExitIncomplete);
+                 c.name.c_str(), kExitIncomplete);
     return kExitIncomplete;
   }
   return 0;

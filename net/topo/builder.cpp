@@ -65,7 +65,10 @@ TopologyInfo ClosBuilder::finish(const SelectorFactory& sel) {
   t.port_cable.assign(n, {});
   t.up_cables.assign(n, {});
   t.down_cables.assign(n, {});
-  for (uint32_t s = 0; s < n; ++s) t.port_cable[s].assign(net_.sw(s).port_count(), kNoCable);
+  for (uint32_t s = 0; s < n; ++s) {
+    net_.sw(s).shrink_ports();
+    t.port_cable[s].assign(net_.sw(s).port_count(), kNoCable);
+  }
   for (uint32_t i = 0; i < t.cables.size(); ++i) {
     const Cable& c = t.cables[i];
     t.port_cable[c.lower][c.lower_port] = i;
