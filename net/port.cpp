@@ -9,17 +9,47 @@
 namespace fabsim {
 
 EgressPort::EgressPort(Simulation& sim, Node* owner, uint16_t index, Link* link, bool pulls)
-    : sim_(sim), owner_(owner), link_(link), index_(index), pulls_(pulls) {}
+    : sim_(sim), owner_(owner), link_(link), index_(index), pulls_(pulls) {
+  slot_.fill(kNoQueue);
+}
+
+EgressPort::ClassQueue& EgressPort::add_queue(uint8_t c) {
+  FABSIM_ASSERT(c < kNumClasses && slot_[c] == kNoQueue);
+  // Room for two lines first (a data class and the control class), then for all eight.
+  if (nq_ == 0 || nq_ == 2) {
+    auto next = std::make_unique<ClassQueue[]>(nq_ == 0 ? 2 : kNumClasses);
+    for (uint8_t i = 0; i < nq_; ++i) next[i] = std::move(q_[i]);
+    q_ = std::move(next);
+  }
+  ClassQueue& k = q_[nq_];
+  k.admission = admission_[c];
+  k.dequeue = dequeue_[c];
+  k.quantum = quantum(c);
+  slot_[c] = nq_++;
+  return k;
+}
+
+void EgressPort::set_admission_hook(uint8_t cls, AdmissionHook* h) {
+  admission_[cls] = h;
+  if (slot_[cls] != kNoQueue) q_[slot_[cls]].admission = h;
+}
+
+void EgressPort::set_dequeue_hook(uint8_t cls, DequeueHook* h) {
+  dequeue_[cls] = h;
+  if (slot_[cls] != kNoQueue) q_[slot_[cls]].dequeue = h;
+}
 
 void EgressPort::set_dwrr(const std::array<uint32_t, kNumClasses>& weights, int64_t quantum_bytes) {
-  for (int c = 0; c < kNumClasses; ++c) {
-    cls_[c].quantum = static_cast<int64_t>(weights[c] == 0 ? 1 : weights[c]) * quantum_bytes;
+  weight_ = weights;
+  quantum_bytes_ = quantum_bytes;
+  for (uint8_t c = 0; c < kNumClasses; ++c) {
+    if (slot_[c] != kNoQueue) q_[slot_[c]].quantum = quantum(c);
   }
 }
 
 void EgressPort::enqueue(Packet* p) {
   FABSIM_ASSERT(p->tclass < kNumClasses);
-  ClassQueue& k = cls_[p->tclass];
+  ClassQueue& k = queue(p->tclass);
   k.q.push_back(p);
   k.bytes += p->size;
   if (p->tclass != kControlClass) data_bytes_ += p->size;
@@ -44,7 +74,8 @@ void EgressPort::kick() {
 }
 
 Packet* EgressPort::take_trimmable_tail(uint8_t cls) {
-  ClassQueue& k = cls_[cls];
+  if (slot_[cls] == kNoQueue) return nullptr;
+  ClassQueue& k = q_[slot_[cls]];
   if (k.q.empty()) return nullptr;
   Packet* p = k.q.back();
   if (!is_data(p->type) || (p->flags & kTrimmed) != 0 || p->payload == 0) return nullptr;
@@ -56,7 +87,7 @@ Packet* EgressPort::take_trimmable_tail(uint8_t cls) {
 }
 
 Packet* EgressPort::pop(uint8_t cls) {
-  ClassQueue& k = cls_[cls];
+  ClassQueue& k = q_[slot_[cls]];  // it holds a packet
   Packet* p = k.q.front();
   k.q.pop_front();
   k.bytes -= p->size;
@@ -78,14 +109,19 @@ Packet* EgressPort::select() {
   if ((eligible & (eligible - 1)) == 0) {
     // One eligible class: it has the link to itself; DWRR state restarts when others join.
     const auto c = static_cast<uint8_t>(std::countr_zero(eligible));
-    cls_[c].deficit = 0;
+    q_[slot_[c]].deficit = 0;
     turn_started_ = false;
     rr_ = c;
     return pop(c);
   }
   for (;;) {
     const uint8_t c = rr_;
-    ClassQueue& k = cls_[c];
+    if (slot_[c] == kNoQueue) {  // never had a packet
+      rr_ = static_cast<uint8_t>((c + 1) % kControlClass);
+      turn_started_ = false;
+      continue;
+    }
+    ClassQueue& k = q_[slot_[c]];
     if ((eligible >> c) & 1U) {
       if (!turn_started_) {
         k.deficit += k.quantum;
@@ -109,7 +145,7 @@ Packet* EgressPort::select() {
 void EgressPort::start(Packet* p) {
   if (pulls_) sim_.ledger().inject(*p);  // a NIC: every packet it sends enters the network
   owner_->on_dequeue(index_, *p);
-  if (DequeueHook* h = cls_[p->tclass].dequeue) h->on_dequeue(*p, *this);
+  if (DequeueHook* h = dequeue_hook(p->tclass)) h->on_dequeue(*p, *this);
   const Time ser = link_->serialization(*p);
   busy_ += ser;
   tx_end_ = sim_.now() + ser;
@@ -125,7 +161,7 @@ void EgressPort::start(Packet* p) {
 // source a NIC will pull from, is what the end-of-frame event reads first; Scheduler::pop
 // prefetches it.
 void EgressPort::arm_tx_done() {
-  set_prefetch_hint(nonempty_ != 0 ? cls_[std::countr_zero(nonempty_)].q.front()
+  set_prefetch_hint(nonempty_ != 0 ? q_[slot_[std::countr_zero(nonempty_)]].q.front()
                     : pulls_       ? owner_->pull_hint()
                                    : nullptr);
   tx_timer_.arm(sim_.scheduler(), this, kTxDone, tx_end_);
@@ -190,8 +226,9 @@ void EgressPort::finish() {
       pause_->total[c] += sim_.now() - pause_->since[c];
       pause_->since[c] = sim_.now();
     }
-    while (!cls_[c].q.empty()) sim_.pool().release(pop(c));
-    cls_[c].bytes = 0;
+    if (slot_[c] == kNoQueue) continue;
+    while (!q_[slot_[c]].q.empty()) sim_.pool().release(pop(c));
+    q_[slot_[c]].bytes = 0;
   }
   data_bytes_ = 0;
 }

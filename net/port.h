@@ -55,21 +55,33 @@ class EgressPort : public EventTarget {
   void set_dwrr(const std::array<uint32_t, kNumClasses>& weights, int64_t quantum_bytes);
 
   /// Hooks of queue `cls` (not owned; null = none). See net/hooks.h.
-  void set_admission_hook(uint8_t cls, AdmissionHook* h) { cls_[cls].admission = h; }
-  void set_dequeue_hook(uint8_t cls, DequeueHook* h) { cls_[cls].dequeue = h; }
-  AdmissionHook* admission_hook(uint8_t cls) const { return cls_[cls].admission; }
-  DequeueHook* dequeue_hook(uint8_t cls) const { return cls_[cls].dequeue; }
+  void set_admission_hook(uint8_t cls, AdmissionHook* h);
+  void set_dequeue_hook(uint8_t cls, DequeueHook* h);
+  AdmissionHook* admission_hook(uint8_t cls) const {
+    const uint8_t s = slot_[cls];
+    return s != kNoQueue ? q_[s].admission : admission_[cls];
+  }
+  DequeueHook* dequeue_hook(uint8_t cls) const {
+    const uint8_t s = slot_[cls];
+    return s != kNoQueue ? q_[s].dequeue : dequeue_[cls];
+  }
 
   /// A frame is being serialized (it left the queue and is already on its way down the link).
   bool busy() const { return sim_.now() < tx_end_; }
   bool paused(uint8_t cls) const { return (paused_mask_ >> cls) & 1U; }
   uint8_t paused_mask() const { return paused_mask_; }
-  int64_t queued_bytes(uint8_t cls) const { return cls_[cls].bytes; }
+  int64_t queued_bytes(uint8_t cls) const {
+    return slot_[cls] != kNoQueue ? q_[slot_[cls]].bytes : 0;
+  }
   /// Bytes queued in the data classes (every class below the control class).
   int64_t data_queued_bytes() const { return data_bytes_; }
   /// Bytes queued in every class.
-  int64_t total_queued_bytes() const { return data_queued_bytes() + cls_[kControlClass].bytes; }
-  size_t queued_packets(uint8_t cls) const { return cls_[cls].q.size(); }
+  int64_t total_queued_bytes() const { return data_queued_bytes() + queued_bytes(kControlClass); }
+  size_t queued_packets(uint8_t cls) const {
+    return slot_[cls] != kNoQueue ? q_[slot_[cls]].q.size() : 0;
+  }
+  /// Classes that have a queue (made by the first packet or hook of the class).
+  int queue_count() const { return nq_; }
   /// Frame bytes of the frame being serialized (0 when idle).
   int64_t on_wire_bytes() const { return busy() ? tx_size_ : 0; }
   /// Removes and returns the last packet queued in class `cls` if it is data with a payload
@@ -99,6 +111,11 @@ class EgressPort : public EventTarget {
   // Layout (docs/PERFORMANCE.md "Cache lines per event"): what every end-of-frame event
   // reads sits in the first two cache lines, and each class's queue, byte count, hooks and
   // DWRR state in a line of its own, so that a port busy with one class touches three lines.
+  // Queue lines exist only for the classes a port has carried or was given a hook for (most
+  // ports carry a data class and the control class, two of eight): slot_ maps a class to its
+  // line in q_. The hooks and DWRR weights of classes without a queue wait in cold arrays and
+  // are copied into the line when it is made.
+  static constexpr uint8_t kNoQueue = 0xFF;
   Simulation& sim_;
   Node* owner_;
   Link* link_;
@@ -109,6 +126,8 @@ class EgressPort : public EventTarget {
   bool pulls_ = false;
   uint8_t rr_ = 0;
   bool turn_started_ = false;
+  uint8_t nq_ = 0;  // lines in use in q_ (room for 2, then 8)
+  std::array<uint8_t, kNumClasses> slot_;
   int64_t data_bytes_ = 0;  // the data classes' bytes summed (INT and GSE read it per packet)
   int64_t tx_size_ = 0;     // its frame bytes
   Time busy_;               // serialization time of every frame started
@@ -122,7 +141,18 @@ class EgressPort : public EventTarget {
     int64_t quantum = 9216;
   };
   static_assert(sizeof(ClassQueue) == 64, "one cache line per class");
-  std::array<ClassQueue, kNumClasses> cls_;
+  std::unique_ptr<ClassQueue[]> q_;
+  /// Class `c`'s queue line, made on first use (moves the other lines).
+  ClassQueue& queue(uint8_t c) {
+    const uint8_t s = slot_[c];
+    if (s == kNoQueue) [[unlikely]]
+      return add_queue(c);
+    return q_[s];
+  }
+  ClassQueue& add_queue(uint8_t c);
+  int64_t quantum(uint8_t c) const {
+    return static_cast<int64_t>(weight_[c] == 0 ? 1 : weight_[c]) * quantum_bytes_;
+  }
   // PFC pause state, allocated by the first pause this port receives (most ports of a lossy
   // fabric never get one, and a large fabric has thousands of ports).
   struct PauseState {
@@ -133,6 +163,11 @@ class EgressPort : public EventTarget {
   };
   std::unique_ptr<PauseState> pause_;
   PortCounters counters_;
+  // Configuration of classes that have no queue line yet.
+  std::array<AdmissionHook*, kNumClasses> admission_{};
+  std::array<DequeueHook*, kNumClasses> dequeue_{};
+  std::array<uint32_t, kNumClasses> weight_{};  // DWRR weights (0 counts as 1)
+  int64_t quantum_bytes_ = 9216;
 };
 
 }  // namespace fabsim

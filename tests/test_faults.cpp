@@ -147,6 +147,48 @@ TEST(EgressPort, QueuedByteSumsFollowEveryClass) {
   EXPECT_EQ(sink.received, 3U);
 }
 
+// A port makes a queue line for a class when the class first carries a packet; hooks and DWRR
+// weights given before wait for it and are in force from its first packet on. A third class
+// moves the first two lines without losing their packets or bytes.
+TEST(EgressPort, QueueLinesAreMadeByTheFirstPacketOfAClass) {
+  struct Counter : DequeueHook {
+    int calls = 0;
+    void on_dequeue(Packet& /*p*/, EgressPort& /*port*/) override { ++calls; }
+  };
+  Simulation sim(1);
+  test::CountingNode sink(sim);
+  Link wire(sim, Link::Config{}, &sink, 0, 5);
+  EgressPort port(sim, &sink, 0, &wire);
+  Counter hook;
+  for (uint8_t c = 0; c < kControlClass; ++c) port.set_dequeue_hook(c, &hook);
+  EXPECT_EQ(port.queue_count(), 0);
+  EXPECT_EQ(port.dequeue_hook(3), &hook);
+  EXPECT_EQ(port.queued_packets(3), 0U);
+  auto make = [&](uint8_t cls) {
+    Packet* p = sim.pool().acquire();
+    p->size = 1000;
+    p->tclass = cls;
+    return p;
+  };
+  port.enqueue(make(3));  // starts at once
+  port.enqueue(make(3));
+  port.enqueue(make(kControlClass));
+  EXPECT_EQ(port.queue_count(), 2);
+  EXPECT_EQ(port.dequeue_hook(3), &hook);
+  EXPECT_EQ(port.dequeue_hook(kControlClass), nullptr);
+  port.enqueue(make(1));  // a third class: the lines move
+  EXPECT_EQ(port.queue_count(), 3);
+  EXPECT_EQ(port.queued_packets(3), 1U);
+  EXPECT_EQ(port.queued_packets(kControlClass), 1U);
+  EXPECT_EQ(port.queued_bytes(1), 1000);
+  EXPECT_EQ(port.total_queued_bytes(), 3000);
+  port.set_dequeue_hook(1, nullptr);  // a class with a line takes the change at once
+  EXPECT_EQ(port.dequeue_hook(1), nullptr);
+  sim.run();
+  EXPECT_EQ(sink.received, 4U);
+  EXPECT_EQ(hook.calls, 2);  // the two class-3 packets; not the control frame, not class 1
+}
+
 // A NIC port with nothing queued points at the source its next pull serves (round robin).
 TEST(PrefetchHint, ANicPortPointsAtTheSourceItPullsFromNext) {
   struct Source : TxSource {
