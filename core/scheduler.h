@@ -193,18 +193,18 @@ class Timer {
     armed_ = true;
     at_ = at;
     if (pending_ && pending_at_ <= at) return;  // the pending entry will re-schedule itself
-    sched_ = &s;
-    target_ = target;
-    tag_ = tag;
     ++gen_;
     pending_ = true;
     pending_at_ = at;
     s.schedule(at, target, tag, gen_);
   }
   void cancel() { armed_ = false; }
-  /// Call from on_event: true if the timer expires now (and disarms it). False for a stale
-  /// entry, a cancelled timer, or a deadline that moved later (then it is re-scheduled).
-  bool fire(uint32_t gen) {
+  /// Call from on_event with the event's `tag` and `gen`, the scheduler and the target the
+  /// timer was armed with (it does not store them: a timer is 24 bytes, and a large fabric
+  /// has one per port and several per connection): true if the timer expires now (and
+  /// disarms it). False for a stale entry, a cancelled timer, or a deadline that moved later
+  /// (then it is re-scheduled with the same target and tag).
+  bool fire(Scheduler& s, EventTarget* target, uint32_t tag, uint32_t gen) {
     if (gen != gen_ || !pending_) return false;
     pending_ = false;
     if (!armed_) return false;
@@ -212,7 +212,7 @@ class Timer {
       ++gen_;
       pending_ = true;
       pending_at_ = at_;
-      sched_->schedule(at_, target_, tag_, gen_);
+      s.schedule(at_, target, tag, gen_);
       return false;
     }
     armed_ = false;
@@ -222,14 +222,12 @@ class Timer {
   Time when() const { return at_; }
 
  private:
-  Scheduler* sched_ = nullptr;
-  EventTarget* target_ = nullptr;
-  uint32_t tag_ = 0;
   uint32_t gen_ = 0;
   bool armed_ = false;
   bool pending_ = false;
   Time at_;
   Time pending_at_;
 };
+static_assert(sizeof(Timer) == 24);
 
 }  // namespace fabsim

@@ -255,11 +255,11 @@ void GseDgsq::grant_next(uint16_t port) {
 void GseDgsq::on_event(uint32_t tag, uint32_t gen) {
   if (tag >= sched_.size()) {
     const auto port = static_cast<uint16_t>(tag - sched_.size());
-    if (uplink_timer_[port].fire(gen)) drain_waiting(port);
+    if (uplink_timer_[port].fire(sim_.scheduler(), this, tag, gen)) drain_waiting(port);
     return;
   }
   PortSched& ps = sched_[tag];
-  if (!ps.timer.fire(gen)) return;
+  if (!ps.timer.fire(sim_.scheduler(), this, tag, gen)) return;
   grant_next(static_cast<uint16_t>(tag));
 }
 

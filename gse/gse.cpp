@@ -371,7 +371,7 @@ void GseReorder::advance(uint32_t index) {
 
 void GseReorder::on_event(uint32_t tag, uint32_t gen) {
   Stream& s = *streams_[tag];
-  if (!s.timer.fire(gen) || s.buffered.empty()) return;
+  if (!s.timer.fire(sim_.scheduler(), this, tag, gen) || s.buffered.empty()) return;
   // Its missing packets are taken as lost: release everything held behind them at once.
   ++stats_.timeouts;
   give_up(tag, s.cur);

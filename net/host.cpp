@@ -95,8 +95,8 @@ void Host::drop_idle_sources() {
   if (rr_ > active_.size()) rr_ = 0;
 }
 
-void Host::on_event(uint32_t /*tag*/, uint32_t gen) {
-  if (pacing_.fire(gen)) port_->kick();
+void Host::on_event(uint32_t tag, uint32_t gen) {
+  if (pacing_.fire(sim_.scheduler(), this, tag, gen)) port_->kick();
 }
 
 }  // namespace fabsim

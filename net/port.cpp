@@ -169,7 +169,7 @@ void EgressPort::arm_tx_done() {
 
 void EgressPort::on_event(uint32_t tag, uint32_t gen) {
   if (tag == kPauseExpiry) {
-    if (!pause_->timer.fire(gen)) return;
+    if (!pause_->timer.fire(sim_.scheduler(), this, tag, gen)) return;
     for (uint8_t c = 0; c < kNumClasses; ++c) {
       if (paused(c) && pause_->until[c] <= sim_.now()) resume(c);
     }
@@ -177,7 +177,7 @@ void EgressPort::on_event(uint32_t tag, uint32_t gen) {
     kick();
     return;
   }
-  if (tx_timer_.fire(gen)) kick();
+  if (tx_timer_.fire(sim_.scheduler(), this, tag, gen)) kick();
 }
 
 void EgressPort::apply_pause(uint8_t cls, uint16_t quanta) {

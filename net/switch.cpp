@@ -212,7 +212,7 @@ void Switch::send_pfc(uint16_t port, uint8_t cls, uint16_t quanta) {
 
 void Switch::on_event(uint32_t tag, uint32_t gen) {
   PortState& s = ports_[tag];
-  if (!s.refresh.fire(gen) || s.xoff_mask == 0) return;
+  if (!s.refresh.fire(sim_.scheduler(), this, tag, gen) || s.xoff_mask == 0) return;
   for (uint8_t c = 0; c < kNumClasses; ++c) {
     if ((s.xoff_mask >> c) & 1U) send_pfc(static_cast<uint16_t>(tag), c, cfg_.pfc.pause_quanta);
   }

@@ -20,7 +20,7 @@ class Recorder : public EventTarget {
   explicit Recorder(Simulation& sim) : sim_(sim) {}
   void on_event(uint32_t tag, uint32_t gen) override {
     if (tag >= 1000) {
-      if (!timer.fire(gen)) return;
+      if (!timer.fire(sim_.scheduler(), this, tag, gen)) return;
     }
     fired.push_back({sim_.now(), tag});
   }

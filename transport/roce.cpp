@@ -214,12 +214,13 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
 
   void on_event(uint32_t tag, uint32_t gen) override {
     if (tag == kCc) {
-      if (!cc_timer_.fire(gen)) return;
+      if (!cc_timer_.fire(sim_.scheduler(), this, tag, gen)) return;
       cc_->on_timer(sim_.now());
       cc_changed(/*kick=*/true);
       return;
     }
-    if (!rto_timer_.fire(gen) || snd_una_ >= sent_end() || dead_) return;
+    if (!rto_timer_.fire(sim_.scheduler(), this, tag, gen) || snd_una_ >= sent_end() || dead_)
+      return;
     ++t_.counters_.timeouts;
     ++t_.flows_[message_of(snd_una_).flow].timeouts;
     trace_front('t', snd_una_);
@@ -485,8 +486,8 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
     send_control(t_.read_request_, static_cast<uint64_t>(bytes), flow);
   }
 
-  void on_event(uint32_t /*tag*/, uint32_t gen) override {
-    if (cnp_timer_.fire(gen) && pacer_.on_timer(sim_.now())) {
+  void on_event(uint32_t tag, uint32_t gen) override {
+    if (cnp_timer_.fire(sim_.scheduler(), this, tag, gen) && pacer_.on_timer(sim_.now())) {
       send_control(PacketType::kCnp, 0, last_marked_flow_);
     }
   }
@@ -824,8 +825,8 @@ void RoceTransport::defer(Time at, uint32_t id, uint8_t what) {
   }
 }
 
-void RoceTransport::on_event(uint32_t /*tag*/, uint32_t gen) {
-  if (!deferred_timer_.fire(gen)) return;
+void RoceTransport::on_event(uint32_t tag, uint32_t gen) {
+  if (!deferred_timer_.fire(net_.sim().scheduler(), this, tag, gen)) return;
   const Time now = net_.sim().now();
   while (!deferred_.empty() && deferred_.top().at <= now) {
     const Deferred d = deferred_.top();

@@ -82,8 +82,8 @@ class UetTransport::Pacer : public EventTarget {
     if (timer_.armed() || !sched_.has_work()) return;
     timer_.arm(sim_.scheduler(), this, 0, std::max(sim_.now(), next_));
   }
-  void on_event(uint32_t /*tag*/, uint32_t gen) override {
-    if (!timer_.fire(gen)) return;
+  void on_event(uint32_t tag, uint32_t gen) override {
+    if (!timer_.fire(sim_.scheduler(), this, tag, gen)) return;
     const Time now = sim_.now();
     CreditScheduler::Grant g;
     if (!sched_.tick(&g)) return;  // nothing to grant: sleep until new demand
@@ -296,22 +296,23 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   void on_event(uint32_t tag, uint32_t gen) override {
     const Time now = sim_.now();
     if (tag == kCc) {
-      if (!cc_timer_.fire(gen)) return;
+      if (!cc_timer_.fire(sim_.scheduler(), this, tag, gen)) return;
       cc_->on_timer(now);
       cc_changed(/*kick=*/true);
       return;
     }
     if (tag == kStarved) {
-      if (starved_timer_.fire(gen)) check_starved(now, /*timer=*/true);
+      if (starved_timer_.fire(sim_.scheduler(), this, tag, gen)) check_starved(now, /*timer=*/true);
       return;
     }
     if (tag == kIdle || tag == kClose) {
-      if (!(tag == kIdle ? idle_timer_ : close_timer_).fire(gen)) return;
+      if (!(tag == kIdle ? idle_timer_ : close_timer_).fire(sim_.scheduler(), this, tag, gen))
+        return;
       if (tag == kIdle && (state_ != State::kOpen || !messages_.empty())) return;
       send_close(now);
       return;
     }
-    if (!rto_timer_.fire(gen)) return;
+    if (!rto_timer_.fire(sim_.scheduler(), this, tag, gen)) return;
     expired_.clear();
     sb_.expire(now, t_.rto_, &expired_);
     int64_t resent = 0;
