@@ -5,6 +5,7 @@
 
 #include <cstdint>  // uint64_t
 
+#include "core/arena.h"
 #include "core/ledger.h"
 #include "core/packet_kinds.h"
 #include "core/packet_pool.h"
@@ -31,6 +32,8 @@ class Simulation {
   uint64_t seed() const { return seed_; }
   Scheduler& scheduler() { return sched_; }
   PacketPool& pool() { return pool_; }
+  /// Line-aligned storage for links and ports (core/arena.h); outlives the network.
+  LineArena& arena() { return arena_; }
   /// The conservation ledger (core/ledger.h).
   Ledger& ledger() { return ledger_; }
   /// Counts `p` as dropped for `cause` and returns it to the pool.
@@ -72,6 +75,7 @@ class Simulation {
   uint64_t seed_;
   Time now_;
   Scheduler sched_;
+  LineArena arena_;
   PacketPool pool_;
   Ledger ledger_;
   PacketKindRegistry kinds_;

@@ -105,7 +105,7 @@ class Host : public Node, public EventTarget {
   uint32_t id_;
   std::string name_;
   const EndpointTable& endpoints_;
-  std::unique_ptr<EgressPort> port_;
+  ArenaPtr<EgressPort> port_;  // in the simulation's arena (line-aligned)
   std::vector<TxSource*> active_;
   size_t rr_ = 0;
   Timer pacing_;

@@ -16,7 +16,7 @@ Switch& Network::add_switch(const SwitchConfig& cfg, std::string name) {
 }
 
 Link* Network::make_link(const Link::Config& cfg, Node* dst, uint16_t dst_port, LinkRole role) {
-  links_.push_back(std::make_unique<Link>(sim_, cfg, dst, dst_port, links_.size(), role));
+  links_.push_back(sim_.arena().make<Link>(sim_, cfg, dst, dst_port, links_.size(), role));
   return links_.back().get();
 }
 

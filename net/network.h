@@ -37,7 +37,7 @@ class Network {
   size_t switch_count() const { return switches_.size(); }
   Switch& sw(size_t i) { return *switches_[i]; }
   const Switch& sw(size_t i) const { return *switches_[i]; }
-  const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
+  const std::vector<ArenaPtr<Link>>& links() const { return links_; }
 
   /// End of run: closes pause intervals and returns packets still queued or in flight.
   void finish();
@@ -48,7 +48,7 @@ class Network {
   EndpointTable endpoints_;
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<std::unique_ptr<Switch>> switches_;
-  std::vector<std::unique_ptr<Link>> links_;
+  std::vector<ArenaPtr<Link>> links_;  // in the simulation's arena (line-aligned)
 };
 
 }  // namespace fabsim

@@ -2,6 +2,7 @@
 #include "net/port.h"
 
 #include <bit>  // countr_zero
+#include <new>  // placement of the queue lines
 
 #include "core/assert.h"
 #include "net/node.h"
@@ -11,39 +12,56 @@ namespace fabsim {
 EgressPort::EgressPort(Simulation& sim, Node* owner, uint16_t index, Link* link, bool pulls)
     : sim_(sim), owner_(owner), link_(link), index_(index), pulls_(pulls) {
   slot_.fill(kNoQueue);
+  quantum_.fill(9216);
+}
+
+EgressPort::~EgressPort() {
+  const size_t room = nq_ == 0 ? 0 : nq_ <= 2 ? 2 : kNumClasses;
+  for (size_t i = 0; i < room; ++i) q_[i].~ClassQueue();
 }
 
 EgressPort::ClassQueue& EgressPort::add_queue(uint8_t c) {
   FABSIM_ASSERT(c < kNumClasses && slot_[c] == kNoQueue);
-  // Room for two lines first (a data class and the control class), then for all eight.
+  // Room for two lines first (a data class and the control class), then for all eight; the
+  // two lines left behind stay in the arena unused (a port's third class is rare).
   if (nq_ == 0 || nq_ == 2) {
-    auto next = std::make_unique<ClassQueue[]>(nq_ == 0 ? 2 : kNumClasses);
-    for (uint8_t i = 0; i < nq_; ++i) next[i] = std::move(q_[i]);
-    q_ = std::move(next);
+    const size_t room = nq_ == 0 ? 2 : kNumClasses;
+    auto* next = static_cast<ClassQueue*>(sim_.arena().allocate(room * sizeof(ClassQueue)));
+    for (size_t i = 0; i < room; ++i) new (&next[i]) ClassQueue();
+    for (uint8_t i = 0; i < nq_; ++i) {
+      next[i] = std::move(q_[i]);
+      q_[i].~ClassQueue();
+    }
+    q_ = next;
   }
   ClassQueue& k = q_[nq_];
-  k.admission = admission_[c];
+  if (c < kControlClass) {
+    k.admission = admission_[c];
+    k.quantum = quantum_[c];
+  }
   k.dequeue = dequeue_[c];
-  k.quantum = quantum(c);
   slot_[c] = nq_++;
   return k;
 }
 
 void EgressPort::set_admission_hook(uint8_t cls, AdmissionHook* h) {
+  FABSIM_CHECK(cls < kControlClass);  // the control class bypasses admission
   admission_[cls] = h;
   if (slot_[cls] != kNoQueue) q_[slot_[cls]].admission = h;
 }
 
 void EgressPort::set_dequeue_hook(uint8_t cls, DequeueHook* h) {
   dequeue_[cls] = h;
+  hooked_ = static_cast<uint8_t>(h != nullptr ? hooked_ | (1U << cls) : hooked_ & ~(1U << cls));
   if (slot_[cls] != kNoQueue) q_[slot_[cls]].dequeue = h;
 }
 
 void EgressPort::set_dwrr(const std::array<uint32_t, kNumClasses>& weights, int64_t quantum_bytes) {
-  weight_ = weights;
-  quantum_bytes_ = quantum_bytes;
-  for (uint8_t c = 0; c < kNumClasses; ++c) {
-    if (slot_[c] != kNoQueue) q_[slot_[c]].quantum = quantum(c);
+  for (uint8_t c = 0; c < kControlClass; ++c) {
+    const int64_t q = static_cast<int64_t>(weights[c] == 0 ? 1 : weights[c]) * quantum_bytes;
+    FABSIM_CHECK(q > 0 && q <= UINT32_MAX);
+    quantum_[c] = static_cast<uint32_t>(q);
+    if (slot_[c] != kNoQueue) q_[slot_[c]].quantum = q;
   }
 }
 
@@ -145,7 +163,7 @@ Packet* EgressPort::select() {
 void EgressPort::start(Packet* p) {
   if (pulls_) sim_.ledger().inject(*p);  // a NIC: every packet it sends enters the network
   owner_->on_dequeue(index_, *p);
-  if (DequeueHook* h = dequeue_hook(p->tclass)) h->on_dequeue(*p, *this);
+  if ((hooked_ >> p->tclass) & 1U) dequeue_hook(p->tclass)->on_dequeue(*p, *this);
   const Time ser = link_->serialization(*p);
   busy_ += ser;
   tx_end_ = sim_.now() + ser;

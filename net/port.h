@@ -38,10 +38,13 @@ struct PortCounters {
   int64_t peak_queue_bytes = 0;  // most bytes queued in the data classes at once
 };
 
-class EgressPort : public EventTarget {
+class alignas(64) EgressPort : public EventTarget {
  public:
   /// `pulls` = the owner supplies data packets on demand (a NIC) through Node::pull.
   EgressPort(Simulation& sim, Node* owner, uint16_t index, Link* link, bool pulls = false);
+  ~EgressPort() override;
+  EgressPort(const EgressPort&) = delete;
+  EgressPort& operator=(const EgressPort&) = delete;
 
   /// Appends `p` to the queue of its class and starts transmitting if idle.
   void enqueue(Packet* p);
@@ -59,7 +62,7 @@ class EgressPort : public EventTarget {
   void set_dequeue_hook(uint8_t cls, DequeueHook* h);
   AdmissionHook* admission_hook(uint8_t cls) const {
     const uint8_t s = slot_[cls];
-    return s != kNoQueue ? q_[s].admission : admission_[cls];
+    return s != kNoQueue ? q_[s].admission : cls < kControlClass ? admission_[cls] : nullptr;
   }
   DequeueHook* dequeue_hook(uint8_t cls) const {
     const uint8_t s = slot_[cls];
@@ -126,7 +129,8 @@ class EgressPort : public EventTarget {
   bool pulls_ = false;
   uint8_t rr_ = 0;
   bool turn_started_ = false;
-  uint8_t nq_ = 0;  // lines in use in q_ (room for 2, then 8)
+  uint8_t nq_ = 0;      // lines in use in q_ (room for 2, then 8)
+  uint8_t hooked_ = 0;  // bit c set when class c has a dequeue hook (a NIC's have none)
   std::array<uint8_t, kNumClasses> slot_;
   int64_t data_bytes_ = 0;  // the data classes' bytes summed (INT and GSE read it per packet)
   int64_t tx_size_ = 0;     // its frame bytes
@@ -141,7 +145,7 @@ class EgressPort : public EventTarget {
     int64_t quantum = 9216;
   };
   static_assert(sizeof(ClassQueue) == 64, "one cache line per class");
-  std::unique_ptr<ClassQueue[]> q_;
+  ClassQueue* q_ = nullptr;  // in the simulation's arena: room for 2 lines, then 8
   /// Class `c`'s queue line, made on first use (moves the other lines).
   ClassQueue& queue(uint8_t c) {
     const uint8_t s = slot_[c];
@@ -150,9 +154,7 @@ class EgressPort : public EventTarget {
     return q_[s];
   }
   ClassQueue& add_queue(uint8_t c);
-  int64_t quantum(uint8_t c) const {
-    return static_cast<int64_t>(weight_[c] == 0 ? 1 : weight_[c]) * quantum_bytes_;
-  }
+
   // PFC pause state, allocated by the first pause this port receives (most ports of a lossy
   // fabric never get one, and a large fabric has thousands of ports).
   struct PauseState {
@@ -164,10 +166,9 @@ class EgressPort : public EventTarget {
   std::unique_ptr<PauseState> pause_;
   PortCounters counters_;
   // Configuration of classes that have no queue line yet.
-  std::array<AdmissionHook*, kNumClasses> admission_{};
+  std::array<AdmissionHook*, kControlClass> admission_{};  // the control class has none
   std::array<DequeueHook*, kNumClasses> dequeue_{};
-  std::array<uint32_t, kNumClasses> weight_{};  // DWRR weights (0 counts as 1)
-  int64_t quantum_bytes_ = 9216;
+  std::array<uint32_t, kControlClass> quantum_;  // DWRR quantum of each data class, bytes
 };
 
 }  // namespace fabsim

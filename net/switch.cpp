@@ -17,7 +17,7 @@ Switch::Switch(Simulation& sim, const SwitchConfig& cfg, uint32_t id, std::strin
 uint16_t Switch::add_port(Link* out) {
   const auto idx = static_cast<uint16_t>(ports_.size());
   PortState s;
-  s.egress = std::make_unique<EgressPort>(sim_, this, idx, out);
+  s.egress = sim_.arena().make<EgressPort>(sim_, this, idx, out);
   s.egress->set_dwrr(cfg_.dwrr_weights, cfg_.max_frame_bytes);
   if (cfg_.ecn.enabled) {
     for (uint8_t c = 0; c < kControlClass; ++c) s.egress->set_dequeue_hook(c, &red_);

@@ -114,7 +114,7 @@ class Switch : public Node, public EventTarget {
 
  private:
   struct PortState {
-    std::unique_ptr<EgressPort> egress;
+    ArenaPtr<EgressPort> egress;  // in the simulation's arena (line-aligned)
     int64_t headroom = 0;
     double alpha = 0;
     uint8_t xoff_mask = 0;

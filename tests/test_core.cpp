@@ -5,6 +5,7 @@
 #include <utility>  // pair
 #include <vector>
 
+#include "core/arena.h"
 #include "core/packet_pool.h"
 #include "core/rng.h"
 #include "core/scheduler.h"
@@ -212,6 +213,35 @@ TEST(Simulation, RunStopsAtLimitAndResumes) {
   EXPECT_EQ(sim.now(), 2_us);
   EXPECT_EQ(sim.run(), 1U);
   EXPECT_EQ(sim.events(), 3U);
+}
+
+// The arena hands out whole cache lines back to back from 64 KiB blocks; an ArenaPtr runs the
+// destructor; an object larger than a block gets a block of its own.
+TEST(LineArena, LinesBackToBackAndDestructorsRun) {
+  struct Obj {
+    int* alive;
+    char pad[100];
+    explicit Obj(int* a) : alive(a) { ++*alive; }
+    ~Obj() { --*alive; }
+  };
+  LineArena arena;
+  int alive = 0;
+  {
+    ArenaPtr<Obj> a = arena.make<Obj>(&alive);
+    ArenaPtr<Obj> b = arena.make<Obj>(&alive);
+    EXPECT_EQ(alive, 2);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(a.get()) % LineArena::kLine, 0U);
+    EXPECT_EQ(reinterpret_cast<char*>(b.get()) - reinterpret_cast<char*>(a.get()), 128);  // 108 B
+    EXPECT_EQ(arena.blocks(), 1U);
+  }
+  EXPECT_EQ(alive, 0);
+  for (int i = 0; i < 510; ++i) arena.allocate(128);  // 2 + 510 objects of 128 B fill the block
+  EXPECT_EQ(arena.blocks(), 1U);
+  void* next = arena.allocate(1);
+  EXPECT_EQ(arena.blocks(), 2U);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(next) % LineArena::kLine, 0U);
+  arena.allocate(3 * LineArena::kBlock);  // its own block
+  EXPECT_EQ(arena.blocks(), 3U);
 }
 
 TEST(PacketPool, ReusesAndCountsLive) {
