@@ -52,7 +52,9 @@ NsccParams nscc_params(const NsccConfig& cfg, const CcContext& ctx) {
 }
 
 NsccCc::NsccCc(const NsccConfig& cfg, const CcContext& ctx)
-    : cfg_(cfg), p_(nscc_params(cfg, ctx)), line_(ctx.line), receiver_credit_(ctx.receiver_credit),
+    : cfg_{cfg.header_bytes,  cfg.maxwnd_bdp,  cfg.no_ecn_sample,
+           cfg.penalty_scale, cfg.quick_adapt, cfg.track_base_rtt},
+      p_(nscc_params(cfg, ctx)), line_(ctx.line), receiver_credit_(ctx.receiver_credit),
       fixed_max_(cfg.max_cwnd > Bytes()), maxwnd_(p_.maxwnd),
       base_rtt_(static_cast<double>(p_.network_rtt.ps())), last_adjust_(ctx.start) {
   cwnd_ = std::clamp(p_.initial_cwnd, p_.min_cwnd, std::max(p_.min_cwnd, maxwnd_));

@@ -137,7 +137,16 @@ class NsccCc final : public CongestionControl {
   void fulfill(Time now);
   void clamp();
 
-  NsccConfig cfg_;
+  // The keys read after set-up (the others are in p_): one instance per connection, and an
+  // all-to-all of 128 hosts has 16,256, so the instance keeps 32 bytes of keys, not 184.
+  struct Keys {
+    int64_t header_bytes;
+    double maxwnd_bdp;
+    double no_ecn_sample;
+    int penalty_scale;
+    bool quick_adapt;
+    bool track_base_rtt;
+  } cfg_;
   NsccParams p_;
   Rate line_;
   bool receiver_credit_;    // CcContext::receiver_credit: a last-hop trim does not cut
