@@ -381,7 +381,7 @@ RunResult Run::collect(double wall_seconds) {
   RunResult r;
   r.name = cfg_.name;
   r.seed = cfg_.seed;
-  r.scenario = cfg_.effective;
+  r.scenario = std::move(cfg_.effective);  // collect runs once; 16k flows' keys are megabytes
   r.topology = topo_.summary();
   r.topology_line = topo_.describe();
   r.hosts = topo_.hosts;

@@ -60,6 +60,7 @@ class Run : public FlowObserver {
   Network& network() { return net_; }
   FlowTable& flows() { return flows_; }
   const TopologyInfo& topology() const { return topo_; }
+  /// The scenario; its `effective` keys move into the result when the run is collected.
   const ScenarioConfig& config() const { return cfg_; }
   Transport& transport() { return *transport_; }
   /// The installed fabric as its own type (null if it is another kind), e.g. GseFabric.
