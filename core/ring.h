@@ -16,6 +16,8 @@ namespace fabsim {
 template <typename T> class Ring {
  public:
   bool empty() const { return count_ == 0; }
+  /// Slots allocated (0 before the first push, then a power of two).
+  size_t capacity() const { return cap_; }
   size_t size() const { return count_; }
   T& front() {
     FABSIM_ASSERT(count_ > 0);
@@ -58,7 +60,9 @@ template <typename T> class Ring {
  private:
   void grow() {
     FABSIM_ASSERT(cap_ <= UINT32_MAX / 2);
-    const uint32_t cap = cap_ == 0 ? 8 : cap_ * 2;
+    // Two slots first: most per-connection rings (messages, resends) hold one or two entries,
+    // and a 128-host all-to-all has 16,256 connections; busy rings double up to their size.
+    const uint32_t cap = cap_ == 0 ? 2 : cap_ * 2;
     auto next = std::make_unique<T[]>(cap);
     for (uint32_t i = 0; i < count_; ++i) next[i] = std::move(buf_[(head_ + i) & (cap_ - 1)]);
     buf_ = std::move(next);

@@ -7,6 +7,7 @@
 
 #include "core/arena.h"
 #include "core/packet_pool.h"
+#include "core/ring.h"
 #include "core/rng.h"
 #include "core/scheduler.h"
 #include "core/simulation.h"
@@ -242,6 +243,33 @@ TEST(LineArena, LinesBackToBackAndDestructorsRun) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(next) % LineArena::kLine, 0U);
   arena.allocate(3 * LineArena::kBlock);  // its own block
   EXPECT_EQ(arena.blocks(), 3U);
+}
+
+// The ring allocates on the first push (two slots), doubles when full, and keeps FIFO order
+// across a wrap-around and a growth; back() and pop_back() take from the tail.
+TEST(Ring, GrowsFromTwoSlotsAndKeepsOrderAcrossWrapAndGrowth) {
+  Ring<int> r;
+  EXPECT_EQ(r.capacity(), 0U);
+  r.push_back(1);
+  EXPECT_EQ(r.capacity(), 2U);
+  r.push_back(2);
+  r.pop_front();
+  r.push_back(3);  // wraps: slots hold 3, 2
+  EXPECT_EQ(r.capacity(), 2U);
+  r.push_back(4);  // full: grows to 4 and unwraps
+  r.push_back(5);
+  EXPECT_EQ(r.capacity(), 4U);
+  ASSERT_EQ(r.size(), 4U);
+  for (size_t i = 0; i < r.size(); ++i) EXPECT_EQ(r[i], static_cast<int>(i) + 2);
+  EXPECT_EQ(r.back(), 5);
+  r.pop_back();
+  EXPECT_EQ(r.back(), 4);
+  std::vector<int> out;
+  while (!r.empty()) {
+    out.push_back(r.front());
+    r.pop_front();
+  }
+  EXPECT_EQ(out, (std::vector<int>{2, 3, 4}));
 }
 
 TEST(PacketPool, ReusesAndCountsLive) {
