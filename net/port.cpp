@@ -12,20 +12,19 @@ namespace fabsim {
 EgressPort::EgressPort(Simulation& sim, Node* owner, uint16_t index, Link* link, bool pulls)
     : sim_(sim), owner_(owner), link_(link), index_(index), pulls_(pulls) {
   slot_.fill(kNoQueue);
-  quantum_.fill(9216);
+  quantum_.fill(kDefaultQuantum);
 }
 
 EgressPort::~EgressPort() {
-  const size_t room = nq_ == 0 ? 0 : nq_ <= 2 ? 2 : kNumClasses;
-  for (size_t i = 0; i < room; ++i) q_[i].~ClassQueue();
+  for (size_t i = 0; i < room_for(nq_); ++i) q_[i].~ClassQueue();
 }
 
 EgressPort::ClassQueue& EgressPort::add_queue(uint8_t c) {
   FABSIM_ASSERT(c < kNumClasses && slot_[c] == kNoQueue);
   // Room for two lines first (a data class and the control class), then for all eight; the
   // two lines left behind stay in the arena unused (a port's third class is rare).
-  if (nq_ == 0 || nq_ == 2) {
-    const size_t room = nq_ == 0 ? 2 : kNumClasses;
+  if (nq_ == room_for(nq_)) {
+    const size_t room = room_for(static_cast<uint8_t>(nq_ + 1));
     auto* next = static_cast<ClassQueue*>(sim_.arena().allocate(room * sizeof(ClassQueue)));
     for (size_t i = 0; i < room; ++i) new (&next[i]) ClassQueue();
     for (uint8_t i = 0; i < nq_; ++i) {

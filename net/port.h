@@ -83,7 +83,7 @@ class alignas(64) EgressPort : public EventTarget {
   size_t queued_packets(uint8_t cls) const {
     return slot_[cls] != kNoQueue ? q_[slot_[cls]].q.size() : 0;
   }
-  /// Classes that have a queue (made by the first packet or hook of the class).
+  /// Classes that have a queue line (made by the class's first packet; hooks wait for it).
   int queue_count() const { return nq_; }
   /// Frame bytes of the frame being serialized (0 when idle).
   int64_t on_wire_bytes() const { return busy() ? tx_size_ : 0; }
@@ -119,6 +119,9 @@ class alignas(64) EgressPort : public EventTarget {
   // line in q_. The hooks and DWRR weights of classes without a queue wait in cold arrays and
   // are copied into the line when it is made.
   static constexpr uint8_t kNoQueue = 0xFF;
+  static constexpr int64_t kDefaultQuantum = 9216;  // DWRR bytes per turn before set_dwrr
+  /// Lines allocated in q_ for `n` in use: none, then room for 2, then for all classes.
+  static constexpr size_t room_for(uint8_t n) { return n == 0 ? 0 : n <= 2 ? 2 : kNumClasses; }
   Simulation& sim_;
   Node* owner_;
   Link* link_;
@@ -142,7 +145,7 @@ class alignas(64) EgressPort : public EventTarget {
     AdmissionHook* admission = nullptr;
     DequeueHook* dequeue = nullptr;
     int64_t deficit = 0;  // DWRR
-    int64_t quantum = 9216;
+    int64_t quantum = kDefaultQuantum;
   };
   static_assert(sizeof(ClassQueue) == 64, "one cache line per class");
   ClassQueue* q_ = nullptr;  // in the simulation's arena: room for 2 lines, then 8
