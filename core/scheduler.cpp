@@ -105,11 +105,13 @@ uint64_t Scheduler::first_slot_from(uint64_t slot) const {
   return kBuckets;
 }
 
-// The current bucket ran empty: the next one is the first non-empty bucket of the wheel after
-// it, or, if the wheel is empty, the far heap's earliest event's. The window then moves on and
-// takes in the far events it now covers; the new current bucket's list is sorted.
-void Scheduler::advance() {
-  FABSIM_ASSERT(size_ > 0 && current_.empty());
+// The next bucket is the first non-empty bucket of the wheel after the current one, or, if the
+// wheel is empty, the far heap's earliest event's. The window then moves on and takes in the
+// far events it now covers; the new bucket's list is sorted and goes ahead of the events still
+// current, which are all earlier (and events scheduled later before its end are inserted in
+// order, insert_current). So events run in the same order however often this is called.
+void Scheduler::top_up() {
+  FABSIM_ASSERT(size_ > current_.size());
   const uint64_t from = (cur_ + 1) & kMask;
   uint64_t slot = first_slot_from(from);
   if (slot == kBuckets && from != 0) slot = first_slot_from(0);
@@ -125,8 +127,9 @@ void Scheduler::advance() {
     push_bucket(far_.pop());  // the current bucket's too: its list is loaded next
   }
   const uint64_t s = cur_ & kMask;
+  std::vector<Event>& into = current_.empty() ? current_ : loading_;
   for (uint32_t i = heads_[s]; i != kNil;) {
-    current_.push_back(nodes_[i].e);
+    into.push_back(nodes_[i].e);
     const uint32_t next = nodes_[i].next;
     nodes_[i].next = free_;
     free_ = i;
@@ -135,8 +138,26 @@ void Scheduler::advance() {
   heads_[s] = kNil;
   bits_[s >> 6] &= ~(uint64_t{1} << (s & 63));
   if (bits_[s >> 6] == 0) summary_[s >> 12] &= ~(uint64_t{1} << ((s >> 6) & 63));
-  std::sort(current_.begin(), current_.end(),
+  std::sort(into.begin(), into.end(),
             [](const Event& a, const Event& b) { return Event::before(b, a); });
+  if (&into == &loading_) {
+    current_.insert(current_.begin(), loading_.begin(), loading_.end());
+    loading_.clear();
+  }
+  start_walk();
+}
+
+void Scheduler::advance() {
+  FABSIM_ASSERT(size_ > 0 && current_.empty());
+  top_up();
+}
+
+void Scheduler::start_walk() {
+  const uint64_t from = (cur_ + 1) & kMask;
+  uint64_t slot = first_slot_from(from);
+  if (slot == kBuckets && from != 0) slot = first_slot_from(0);
+  walk_ = slot == kBuckets ? kNil : heads_[slot];
+  if (walk_ != kNil) __builtin_prefetch(&nodes_[walk_]);
 }
 
 }  // namespace fabsim

@@ -31,12 +31,23 @@ class EventTarget {
   /// scheduler prefetches it a few events ahead, so that in a large fabric the packet is in
   /// cache when its event runs (docs/PERFORMANCE.md). A hint only: it changes no result.
   const void* prefetch_hint() const { return hint_; }
+  /// A second line the next event reads before the hinted one (the queue slot that holds the
+  /// head packet), or null.
+  const void* prefetch_aux() const { return aux_; }
+  /// Called one event ahead, when the hinted lines should be in cache: prefetch what the next
+  /// event reads through them (a link asks its far node for the route of its head packet).
+  /// A hint only: it must change no state.
+  virtual void prefetch_next() const {}
 
  protected:
-  void set_prefetch_hint(const void* p) { hint_ = p; }
+  void set_prefetch_hint(const void* p, const void* aux = nullptr) {
+    hint_ = p;
+    aux_ = aux;
+  }
 
  private:
   const void* hint_ = nullptr;
+  const void* aux_ = nullptr;
 };
 
 /// One scheduled event: 32 bytes, no allocation.
@@ -122,14 +133,28 @@ class Scheduler {
     const Event e = current_.back();
     current_.pop_back();
     --size_;
-    // A two-stage prefetch along the sorted bucket: the target of the event three ahead, and
-    // the hint of the one two ahead (whose target was prefetched at the previous pop).
+    // Keep kLookahead events sorted ahead, so that the prefetch stages below run across bucket
+    // boundaries too: the next bucket joins the current one before this one runs dry.
+    if (current_.size() < kLookahead && size_ > current_.size()) [[unlikely]]
+      top_up();
+    // Walk the next bucket's list one node per event, so that its nodes are in cache when it
+    // is loaded (the list is a chain of dependent loads).
+    if (walk_ != kNil) {
+      walk_ = nodes_[walk_].next;
+      if (walk_ != kNil) __builtin_prefetch(&nodes_[walk_]);
+    }
+    // A three-stage prefetch along the sorted events: the target of the event three ahead, the
+    // hints of the one two ahead (whose target was prefetched at the previous pop), and what the
+    // next one reads through its hints.
     const size_t n = current_.size();
+    if (n >= 1) current_[n - 1].target->prefetch_next();
     if (n >= 3) __builtin_prefetch(current_[n - 3].target);
     if (n >= 2) {
-      const auto hint = reinterpret_cast<uintptr_t>(current_[n - 2].target->prefetch_hint());
+      const EventTarget* t = current_[n - 2].target;
+      const auto hint = reinterpret_cast<uintptr_t>(t->prefetch_hint());
       __builtin_prefetch(reinterpret_cast<const void*>(hint));
       __builtin_prefetch(reinterpret_cast<const void*>(hint + 64));
+      __builtin_prefetch(t->prefetch_aux());
     }
     return e;
   }
@@ -148,6 +173,12 @@ class Scheduler {
   static uint64_t bucket_of(int64_t at) { return static_cast<uint64_t>(at) >> kBucketShift; }
   /// Moves to the next non-empty bucket and makes it the current one (sorted).
   void advance();
+  /// Moves to the next non-empty bucket and adds its events, sorted, ahead of the current ones
+  /// (all of which are earlier). advance() is top_up() from an empty current bucket.
+  void top_up();
+  /// Points walk_ at the list of the first non-empty bucket after the current one.
+  void start_walk();
+  static constexpr size_t kLookahead = 3;
   void insert_current(const Event& e);
   void push_bucket(const Event& e) {
     const uint64_t slot = bucket_of(e.at) & kMask;
@@ -176,6 +207,8 @@ class Scheduler {
   std::vector<uint64_t> summary_;  // per word of bits_: the word is non-zero
   std::vector<Node> nodes_;        // list nodes; free ones chained from free_
   uint32_t free_ = kNil;
+  uint32_t walk_ = kNil;        // the node of the next bucket to prefetch next (a hint only)
+  std::vector<Event> loading_;  // top_up's scratch: the next bucket, sorted
   EventHeap far_;
   size_t size_ = 0;
   uint64_t next_seq_ = 0;

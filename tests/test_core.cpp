@@ -1,8 +1,9 @@
 // Engine: scheduler order and ties, lazy timer cancellation, packet pool, histogram, RNG.
 #include <gtest/gtest.h>
 
-#include <set>      // reference order
-#include <utility>  // pair
+#include <algorithm>  // is_sorted
+#include <set>        // reference order
+#include <utility>    // pair
 #include <vector>
 
 #include "core/arena.h"
@@ -157,6 +158,35 @@ TEST(Scheduler, MatchesAnOrderedSetAcrossTheWheelTheCurrentBucketAndTheFarHeap) 
   }
   EXPECT_TRUE(ref.empty());
   EXPECT_GT(popped, 20000U);
+}
+
+// The scheduler keeps a few events sorted ahead by loading the next bucket before the current
+// one runs dry (core/scheduler.h). Events scheduled afterwards into the span it now covers,
+// between the merged buckets, before them, or tied with one of them, still run in (time,
+// scheduling) order.
+TEST(Scheduler, EventsScheduledBetweenMergedBucketsKeepTheirOrder) {
+  Simulation sim(1);
+  Recorder r(sim);
+  Scheduler& s = sim.scheduler();
+  s.schedule(Time::ps(0), &r, 0);
+  s.schedule(Time::ps(5000), &r, 1);    // bucket 9
+  s.schedule(Time::ps(10000), &r, 2);   // bucket 19
+  s.schedule(Time::ps(20000), &r, 3);   // bucket 39
+  s.schedule(Time::ps(900000), &r, 4);  // far along the wheel
+  EXPECT_EQ(s.pop().tag, 0U);           // buckets 9 (and on) join the current events
+  s.schedule(Time::ps(7000), &r, 5);    // between two merged buckets
+  s.schedule(Time::ps(3000), &r, 6);    // before all of them
+  s.schedule(Time::ps(10000), &r, 7);   // tied with tag 2, scheduled later
+  s.schedule(Time::ps(20000), &r, 8);   // tied with tag 3
+  std::vector<uint32_t> order;
+  std::vector<int64_t> times;
+  while (!s.empty()) {
+    const Event e = s.pop();
+    order.push_back(e.tag);
+    times.push_back(e.at);
+  }
+  EXPECT_EQ(order, (std::vector<uint32_t>{6, 1, 5, 2, 7, 3, 8, 4}));
+  EXPECT_TRUE(std::is_sorted(times.begin(), times.end()));
 }
 
 TEST(Timer, CancelIsLazyAndIgnored) {
