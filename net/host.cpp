@@ -9,7 +9,7 @@ Host::Host(Simulation& sim, uint32_t id, std::string name, const EndpointTable& 
     : sim_(sim), id_(id), name_(std::move(name)), endpoints_(endpoints) {}
 
 void Host::attach(Link* out) {
-  port_ = sim_.arena().make<EgressPort>(sim_, this, 0, out, /*pulls=*/true);
+  port_ = sim_.arena().make<EgressPort>(sim_, this, uint16_t{0}, out, /*pulls=*/true);
 }
 
 void Host::activate(TxSource* s) {

@@ -157,7 +157,7 @@ void Link::transmit(Packet* p, Time sent) {
   ring_.push_back({p, sent + flight_});
   if (!armed_) {
     armed_ = true;
-    set_prefetch_hint(p);
+    set_prefetch_hint(p, &ring_.front());
     sim_.schedule(ring_.front().arrive, this, 0);
   }
 }
@@ -188,13 +188,17 @@ void Link::on_event(uint32_t /*tag*/, uint32_t /*gen*/) {
   Packet* p = ring_.front().p;
   ring_.pop_front();
   if (!ring_.empty()) {
-    set_prefetch_hint(ring_.front().p);
+    set_prefetch_hint(ring_.front().p, &ring_.front());
     sim_.schedule(ring_.front().arrive, this, 0);
   } else {
     armed_ = false;
     set_prefetch_hint(nullptr);
   }
   dst_->receive(p, dst_port_);
+}
+
+void Link::prefetch_next() const {
+  if (!ring_.empty()) dst_->prefetch_receive(*ring_.front().p, dst_port_);
 }
 
 void Link::drain() {

@@ -97,6 +97,7 @@ class alignas(64) Link : public EventTarget {
   /// As above, serialized at sim.now().
   void transmit(Packet* p) { transmit(p, sim_.now()); }
   void on_event(uint32_t tag, uint32_t gen) override;
+  void prefetch_next() const override;
 
   /// Bytes a frame occupies on this link: frame + preamble/SFD + inter-frame gap.
   int64_t wire_bytes(const Packet& p) const {

@@ -24,6 +24,12 @@ class Node {
   /// What the next pull() will read first (a NIC's next source), for the scheduler to
   /// prefetch through the port's end-of-frame event; null when unknown.
   const void* pull_hint() const { return pull_hint_; }
+  /// Prefetches what receive(p, port) reads first (a switch's route entry for p's
+  /// destination); called by the link one event ahead of the arrival. A hint only.
+  virtual void prefetch_receive(const Packet& /*p*/, uint16_t /*port*/) const {}
+  /// Prefetches what on_dequeue(port, p) reads (a switch's buffer counters of p's ingress);
+  /// called by the egress port one event ahead of the frame's start. A hint only.
+  virtual void prefetch_dequeue(const Packet& /*p*/) const {}
 
  protected:
   void set_pull_hint(const void* h) { pull_hint_ = h; }

@@ -178,10 +178,22 @@ void EgressPort::start(Packet* p) {
 // source a NIC will pull from, is what the end-of-frame event reads first; Scheduler::pop
 // prefetches it.
 void EgressPort::arm_tx_done() {
-  set_prefetch_hint(nonempty_ != 0 ? q_[slot_[std::countr_zero(nonempty_)]].q.front()
-                    : pulls_       ? owner_->pull_hint()
-                                   : nullptr);
+  if (nonempty_ != 0) {
+    ClassQueue& k = q_[slot_[std::countr_zero(nonempty_)]];
+    set_prefetch_hint(k.q.front(), &k.q.front());
+  } else {
+    set_prefetch_hint(pulls_ ? owner_->pull_hint() : nullptr);
+  }
   tx_timer_.arm(sim_.scheduler(), this, kTxDone, tx_end_);
+}
+
+// One event ahead of the end of frame of a switch port, its head packet (hinted at the
+// previous stage) tells which ingress counters the owner will credit, and the link the next
+// frame goes onto is known. A NIC's hint may be a queue pair rather than a packet: it has none.
+void EgressPort::prefetch_next() const {
+  if (pulls_ || nonempty_ == 0 || prefetch_hint() == nullptr) return;
+  owner_->prefetch_dequeue(*static_cast<const Packet*>(prefetch_hint()));
+  __builtin_prefetch(link_);
 }
 
 void EgressPort::on_event(uint32_t tag, uint32_t gen) {

@@ -53,6 +53,7 @@ class alignas(64) EgressPort : public EventTarget {
   /// Applies a received PFC frame to class `cls` (quanta 0 = resume).
   void apply_pause(uint8_t cls, uint16_t quanta);
   void on_event(uint32_t tag, uint32_t gen) override;
+  void prefetch_next() const override;
 
   /// DWRR weights of the data classes (default all 1); quantum = weight x `quantum_bytes`.
   void set_dwrr(const std::array<uint32_t, kNumClasses>& weights, int64_t quantum_bytes);
@@ -135,8 +136,8 @@ class alignas(64) EgressPort : public EventTarget {
   uint8_t nq_ = 0;      // lines in use in q_ (room for 2, then 8)
   uint8_t hooked_ = 0;  // bit c set when class c has a dequeue hook (a NIC's have none)
   std::array<uint8_t, kNumClasses> slot_;
+  uint32_t tx_size_ = 0;    // frame bytes of the frame being serialized
   int64_t data_bytes_ = 0;  // the data classes' bytes summed (INT and GSE read it per packet)
-  int64_t tx_size_ = 0;     // its frame bytes
   Time busy_;               // serialization time of every frame started
   Timer tx_timer_;          // kTxDone: armed for tx_end_ when something may wait for the wire
   struct alignas(64) ClassQueue {

@@ -22,6 +22,7 @@ uint16_t Switch::add_port(Link* out) {
   if (cfg_.ecn.enabled) {
     for (uint8_t c = 0; c < kControlClass; ++c) s.egress->set_dequeue_hook(c, &red_);
   }
+  egress_.push_back(s.egress.get());
   ports_.push_back(std::move(s));
   return idx;
 }
@@ -264,7 +265,7 @@ void Switch::finish_extensions() {
 
 void Switch::inject(Packet* p, uint16_t out) {
   const uint16_t in = p->in_port;
-  EgressPort& egress = *ports_[out].egress;
+  EgressPort& egress = *egress_[out];
   if (p->tclass == kControlClass) {
     egress.enqueue(p);
     return;

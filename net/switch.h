@@ -87,6 +87,15 @@ class Switch : public Node, public EventTarget {
   void finalize();
 
   void receive(Packet* p, uint16_t port) override;
+  // Prefetch hints (net/node.h): the route entry and the ingress buffer counters a packet's
+  // arrival reads, and the counters its departure credits.
+  void prefetch_receive(const Packet& p, uint16_t port) const override {
+    if (p.dst < route_group_.size()) __builtin_prefetch(&route_group_[p.dst]);
+    if (port < ports_.size()) __builtin_prefetch(&ports_[port].buf[p.tclass & 7U]);
+  }
+  void prefetch_dequeue(const Packet& p) const override {
+    if (p.in_port < ports_.size()) __builtin_prefetch(&ports_[p.in_port].buf[p.tclass & 7U]);
+  }
   void on_dequeue(uint16_t port, Packet& p) override;
   Packet* pull(uint16_t /*port*/, uint8_t /*paused_mask*/) override { return nullptr; }
   void on_event(uint32_t tag, uint32_t gen) override;
@@ -95,7 +104,10 @@ class Switch : public Node, public EventTarget {
   size_t port_count() const { return ports_.size(); }
   /// Wiring is done: releases the port table's spare capacity (a vector grown by doubling
   /// holds up to twice the ports). Before the run only: ports move.
-  void shrink_ports() { ports_.shrink_to_fit(); }
+  void shrink_ports() {
+    ports_.shrink_to_fit();
+    egress_.shrink_to_fit();
+  }
   EgressPort& port(size_t i) { return *ports_[i].egress; }
   const EgressPort& port(size_t i) const { return *ports_[i].egress; }
   uint32_t id() const { return id_; }
@@ -144,6 +156,7 @@ class Switch : public Node, public EventTarget {
   uint32_t id_;
   std::string name_;
   std::vector<PortState> ports_;
+  std::vector<EgressPort*> egress_;  // ports_[i].egress, dense: forwarding reads it per packet
   // Routes are stored as groups of equal-cost ports: a leaf has one group per local host and a
   // single group of uplinks shared by every remote host, so the per-host table is 2 bytes.
   struct RouteGroup {

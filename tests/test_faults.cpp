@@ -113,6 +113,68 @@ TEST(PrefetchHint, ALinkPointsAtItsHeadPacketAndAPortAtItsNextFrame) {
   EXPECT_EQ(sink.received, 6U);
 }
 
+// One event ahead, a link hands its head packet and far port to the node it feeds (a switch
+// prefetches the route entry), and a switch port hands its head packet to its owner (which
+// prefetches the ingress counters it will credit); a NIC port, whose hint may be a queue
+// pair, hands nothing. The queue slot holding the head is the second line prefetched.
+class HintNode : public test::CountingNode {
+ public:
+  using CountingNode::CountingNode;
+  void prefetch_receive(const Packet& p, uint16_t port) const override {
+    received_hints.push_back({&p, port});
+  }
+  void prefetch_dequeue(const Packet& p) const override { dequeue_hints.push_back(&p); }
+  mutable std::vector<std::pair<const Packet*, uint16_t>> received_hints;
+  mutable std::vector<const Packet*> dequeue_hints;
+};
+
+TEST(PrefetchHint, TheNextStageReachesTheFarNodeAndTheOwnerWithTheHeadPacket) {
+  Simulation sim(1);
+  HintNode far(sim);
+  Link link(sim, Link::Config{}, &far, 7, 1);
+  link.prefetch_next();  // nothing on the wire
+  EXPECT_TRUE(far.received_hints.empty());
+  EXPECT_EQ(link.prefetch_aux(), nullptr);
+  Packet* a = sim.pool().acquire();
+  Packet* b = sim.pool().acquire();
+  a->size = b->size = 1000;
+  link.transmit(a, Time::ns(0));
+  link.transmit(b, Time::ns(100));
+  EXPECT_NE(link.prefetch_aux(), nullptr);
+  link.prefetch_next();
+  ASSERT_EQ(far.received_hints.size(), 1U);
+  EXPECT_EQ(far.received_hints[0], std::make_pair(static_cast<const Packet*>(a), uint16_t{7}));
+  sim.run(Time::us(1));  // a arrives
+  link.prefetch_next();
+  ASSERT_EQ(far.received_hints.size(), 2U);
+  EXPECT_EQ(far.received_hints[1].first, b);
+  sim.run();
+  EXPECT_EQ(link.prefetch_aux(), nullptr);
+  EXPECT_EQ(far.received, 2U);
+
+  HintNode owner(sim);
+  Link wire(sim, Link::Config{}, &far, 0, 2);
+  EgressPort port(sim, &owner, 0, &wire);
+  Packet* first = sim.pool().acquire();
+  Packet* second = sim.pool().acquire();
+  first->size = second->size = 1000;
+  port.enqueue(first);  // on the wire at once: nothing waits
+  port.prefetch_next();
+  EXPECT_TRUE(owner.dequeue_hints.empty());
+  port.enqueue(second);
+  EXPECT_EQ(port.prefetch_hint(), second);
+  EXPECT_NE(port.prefetch_aux(), nullptr);
+  port.prefetch_next();
+  ASSERT_EQ(owner.dequeue_hints.size(), 1U);
+  EXPECT_EQ(owner.dequeue_hints[0], second);
+  sim.run();
+  EXPECT_EQ(far.received, 4U);
+
+  EgressPort nic(sim, &owner, 0, &wire, /*pulls=*/true);
+  nic.prefetch_next();
+  EXPECT_EQ(owner.dequeue_hints.size(), 1U);
+}
+
 // The port keeps the data classes' queued bytes as a running sum (INT and GSE read it per
 // packet): it follows enqueue, start, trimming of the tail and the end of the run.
 TEST(EgressPort, QueuedByteSumsFollowEveryClass) {
