@@ -167,8 +167,20 @@ TEST(PrefetchHint, TheNextStageReachesTheFarNodeAndTheOwnerWithTheHeadPacket) {
   port.prefetch_next();
   ASSERT_EQ(owner.dequeue_hints.size(), 1U);
   EXPECT_EQ(owner.dequeue_hints[0], second);
+  // Behind a waiting packet of the same class, or of a higher one, enqueue skips the re-arm: the
+  // end-of-frame timer is already pending (nothing new is scheduled), the hint stands, and
+  // every frame still leaves.
+  const uint64_t scheduled = sim.scheduler().scheduled();
+  Packet* third = sim.pool().acquire();
+  Packet* control = sim.pool().acquire();
+  third->size = control->size = 1000;
+  control->tclass = kControlClass;
+  port.enqueue(third);
+  port.enqueue(control);
+  EXPECT_EQ(sim.scheduler().scheduled(), scheduled);
+  EXPECT_EQ(port.prefetch_hint(), second);
   sim.run();
-  EXPECT_EQ(far.received, 4U);
+  EXPECT_EQ(far.received, 6U);
 
   EgressPort nic(sim, &owner, 0, &wire, /*pulls=*/true);
   nic.prefetch_next();
