@@ -31,8 +31,8 @@ class EventTarget {
   /// scheduler prefetches it a few events ahead, so that in a large fabric the packet is in
   /// cache when its event runs (docs/PERFORMANCE.md). A hint only: it changes no result.
   const void* prefetch_hint() const { return hint_; }
-  /// A second line the next event reads before the hinted one (the queue slot that holds the
-  /// head packet), or null.
+  /// A second object the next event reads, first two lines (the queue slot that holds a port's
+  /// head packet, the node a link feeds), or null.
   const void* prefetch_aux() const { return aux_; }
   /// Called one event ahead, when the hinted lines should be in cache: prefetch what the next
   /// event reads through them (a link asks its far node for the route of its head packet).
@@ -154,7 +154,9 @@ class Scheduler {
       const auto hint = reinterpret_cast<uintptr_t>(t->prefetch_hint());
       __builtin_prefetch(reinterpret_cast<const void*>(hint));
       __builtin_prefetch(reinterpret_cast<const void*>(hint + 64));
-      __builtin_prefetch(t->prefetch_aux());
+      const auto aux = reinterpret_cast<uintptr_t>(t->prefetch_aux());
+      __builtin_prefetch(reinterpret_cast<const void*>(aux));
+      __builtin_prefetch(reinterpret_cast<const void*>(aux + 64));
     }
     return e;
   }

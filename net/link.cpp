@@ -154,11 +154,15 @@ void Link::transmit(Packet* p, Time sent) {
     }
     return;
   }
-  ring_.push_back({p, sent + flight_});
+  if (head_.p == nullptr) {
+    head_ = {p, sent + flight_};
+  } else {
+    ring_.push_back({p, sent + flight_});
+  }
   if (!armed_) {
     armed_ = true;
-    set_prefetch_hint(p, &ring_.front());
-    sim_.schedule(ring_.front().arrive, this, 0);
+    set_prefetch_hint(head_.p, dst_);
+    sim_.schedule(head_.arrive, this, 0);
   }
 }
 
@@ -168,6 +172,8 @@ void Link::set_up(bool up) {
   if (up_ == up) return;
   up_ = up;
   if (!up) {
+    if (head_.p != nullptr) lose(head_.p, true);
+    head_ = {nullptr, Time()};
     while (!ring_.empty()) {
       lose(ring_.front().p, true);
       ring_.pop_front();
@@ -176,32 +182,40 @@ void Link::set_up(bool up) {
 }
 
 void Link::on_event(uint32_t /*tag*/, uint32_t /*gen*/) {
-  if (ring_.empty()) {  // the link went down with frames on the wire
+  if (head_.p == nullptr) {  // the link went down with frames on the wire
     armed_ = false;
     return;
   }
   // A link that went down and came back may hold frames sent after the pending event's time.
-  if (ring_.front().arrive > sim_.now()) {
-    sim_.schedule(ring_.front().arrive, this, 0);
+  if (head_.arrive > sim_.now()) {
+    sim_.schedule(head_.arrive, this, 0);
     return;
   }
-  Packet* p = ring_.front().p;
-  ring_.pop_front();
+  Packet* p = head_.p;
   if (!ring_.empty()) {
-    set_prefetch_hint(ring_.front().p, &ring_.front());
-    sim_.schedule(ring_.front().arrive, this, 0);
+    head_ = ring_.front();
+    ring_.pop_front();
+    set_prefetch_hint(head_.p, dst_);
+    sim_.schedule(head_.arrive, this, 0);
   } else {
+    head_ = {nullptr, Time()};
     armed_ = false;
     set_prefetch_hint(nullptr);
   }
   dst_->receive(p, dst_port_);
 }
 
+// One event ahead of an arrival (the head packet and the far node's first lines were
+// prefetched the stage before): the far node prefetches what receive() reads first, and the
+// ring slot of the frame behind comes in for the arrival event to make it the head.
 void Link::prefetch_next() const {
-  if (!ring_.empty()) dst_->prefetch_receive(*ring_.front().p, dst_port_);
+  if (head_.p != nullptr) dst_->prefetch_receive(*head_.p, dst_port_);
+  if (!ring_.empty()) __builtin_prefetch(&ring_.front());
 }
 
 void Link::drain() {
+  if (head_.p != nullptr) sim_.pool().release(head_.p);
+  head_ = {nullptr, Time()};
   while (!ring_.empty()) {
     sim_.pool().release(ring_.front().p);
     ring_.pop_front();

@@ -168,7 +168,7 @@ class alignas(64) Link : public EventTarget {
     f.last_data_tx = last_data_tx_;
     return f;
   }
-  size_t in_flight() const { return ring_.size(); }
+  size_t in_flight() const { return (head_.p != nullptr ? 1 : 0) + ring_.size(); }
   /// Returns in-flight packets to the pool (end of a run that stopped early).
   void drain();
 
@@ -184,6 +184,9 @@ class alignas(64) Link : public EventTarget {
   // link is then four cache lines, not six.
   Simulation& sim_;
   Node* dst_;
+  // The frames on the wire in order: the first in the link itself (read by the arrival event
+  // and the prefetch stage before it), the others in the ring.
+  Slot head_{nullptr, Time()};
   Ring<Slot> ring_;
   uint16_t dst_port_;
   bool armed_ = false;

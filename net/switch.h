@@ -151,10 +151,10 @@ class Switch : public Node, public EventTarget {
   void check_xon(uint16_t in, uint8_t cls);
   void send_pfc(uint16_t port, uint8_t cls, uint16_t quanta);
 
+  // What forwarding reads per packet comes first: a link prefetches the first two lines of the
+  // switch it feeds one stage before prefetch_receive() (net/link.cpp).
   Simulation& sim_;
-  SwitchConfig cfg_;
-  uint32_t id_;
-  std::string name_;
+  std::vector<uint16_t> route_group_;  // host -> group
   std::vector<PortState> ports_;
   std::vector<EgressPort*> egress_;  // ports_[i].egress, dense: forwarding reads it per packet
   // Routes are stored as groups of equal-cost ports: a leaf has one group per local host and a
@@ -163,9 +163,11 @@ class Switch : public Node, public EventTarget {
     uint32_t first;  // index into group_ports_
     uint32_t count;
   };
-  std::vector<uint16_t> route_group_;  // host -> group
   std::vector<RouteGroup> groups_;
   std::vector<uint16_t> group_ports_;
+  SwitchConfig cfg_;
+  uint32_t id_;
+  std::string name_;
   std::unique_ptr<PathSelector> selector_;
   std::vector<std::unique_ptr<SwitchExtension>> extensions_;
   RedMarker marker_;

@@ -326,6 +326,29 @@ TEST(ErrorModel, SimulatedFrameLossMatchesTheClosedForm) {
   EXPECT_EQ(link.fault_counters().fault_frames, 0U);
 }
 
+// The first frame on the wire lives in the link, the others in its ring: both count as in
+// flight, arrive in order, and go back to the pool when the run ends with them on the wire.
+TEST(Link, TheHeadFrameAndTheRingAreInFlightInOrderAndDrained) {
+  Simulation sim(1);
+  test::CountingNode sink(sim);
+  Link link(sim, Link::Config{}, &sink, 0, 1);
+  EXPECT_EQ(link.in_flight(), 0U);
+  for (int i = 0; i < 3; ++i) {
+    Packet* p = sim.pool().acquire();
+    p->size = 1000;
+    link.transmit(p, Time::ns(100 * i));
+  }
+  EXPECT_EQ(link.in_flight(), 3U);
+  sim.run(Time::ns(1000));  // the first arrives at 1 us
+  EXPECT_EQ(sink.received, 1U);
+  EXPECT_EQ(link.in_flight(), 2U);
+  link.drain();
+  EXPECT_EQ(link.in_flight(), 0U);
+  EXPECT_EQ(sim.pool().live(), 0U);
+  sim.run();  // the pending arrival finds the wire empty
+  EXPECT_EQ(sink.received, 1U);
+}
+
 TEST(ErrorModel, ADownLinkLosesWhatIsOnTheWireAndWhatIsSent) {
   Simulation sim(1);
   test::CountingNode sink(sim);
