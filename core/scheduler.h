@@ -143,12 +143,18 @@ class Scheduler {
       walk_ = nodes_[walk_].next;
       if (walk_ != kNil) __builtin_prefetch(&nodes_[walk_]);
     }
-    // A three-stage prefetch along the sorted events: the target of the event three ahead, the
+    // A three-stage prefetch along the sorted events: the target of the event three ahead (its
+    // first three lines, where ports and links keep what their events read), the
     // hints of the one two ahead (whose target was prefetched at the previous pop), and what the
     // next one reads through its hints.
     const size_t n = current_.size();
     if (n >= 1) current_[n - 1].target->prefetch_next();
-    if (n >= 3) __builtin_prefetch(current_[n - 3].target);
+    if (n >= 3) {
+      const auto target = reinterpret_cast<uintptr_t>(current_[n - 3].target);
+      __builtin_prefetch(reinterpret_cast<const void*>(target));
+      __builtin_prefetch(reinterpret_cast<const void*>(target + 64));
+      __builtin_prefetch(reinterpret_cast<const void*>(target + 128));
+    }
     if (n >= 2) {
       const EventTarget* t = current_[n - 2].target;
       const auto hint = reinterpret_cast<uintptr_t>(t->prefetch_hint());

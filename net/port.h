@@ -27,6 +27,7 @@ struct PortCounters {
   uint64_t tx_packets = 0;
   uint64_t tx_bytes = 0;  // frame bytes
   uint64_t tx_data_packets = 0;
+  int64_t peak_queue_bytes = 0;  // most bytes queued in the data classes at once
   uint64_t drops = 0;            // packets dropped on admission to this port's queues (all causes)
   uint64_t buffer_drops = 0;     //   of which the shared buffer had no room
   uint64_t hook_drops = 0;       //   of which an admission hook said drop
@@ -35,7 +36,6 @@ struct PortCounters {
   uint64_t enqueue_marks = 0;    // CE marks applied at enqueue by an admission hook
   uint64_t pfc_sent = 0;         // pause/resume frames this node sent out of this port
   uint64_t pfc_received = 0;     // pause/resume frames received on this port
-  int64_t peak_queue_bytes = 0;  // most bytes queued in the data classes at once
 };
 
 class alignas(64) EgressPort : public EventTarget {
@@ -123,10 +123,14 @@ class alignas(64) EgressPort : public EventTarget {
   static constexpr int64_t kDefaultQuantum = 9216;  // DWRR bytes per turn before set_dwrr
   /// Lines allocated in q_ for `n` in use: none, then room for 2, then for all classes.
   static constexpr size_t room_for(uint8_t n) { return n == 0 ? 0 : n <= 2 ? 2 : kNumClasses; }
+  // The end-of-frame event reads the first three lines (the scheduler prefetches them):
+  // pointers and the queue lines' handle, then the transmit state, then the hot counters.
+  struct ClassQueue;
   Simulation& sim_;
   Node* owner_;
   Link* link_;
-  Time tx_end_;  // the frame being serialized ends then (free from then on)
+  Time tx_end_;              // the frame being serialized ends then (free from then on)
+  ClassQueue* q_ = nullptr;  // in the simulation's arena: room for 2 lines, then 8
   uint16_t index_;
   uint8_t nonempty_ = 0;  // bit c set when queue c holds a packet
   uint8_t paused_mask_ = 0;
@@ -149,7 +153,6 @@ class alignas(64) EgressPort : public EventTarget {
     int64_t quantum = kDefaultQuantum;
   };
   static_assert(sizeof(ClassQueue) == 64, "one cache line per class");
-  ClassQueue* q_ = nullptr;  // in the simulation's arena: room for 2 lines, then 8
   /// Class `c`'s queue line, made on first use (moves the other lines).
   ClassQueue& queue(uint8_t c) {
     const uint8_t s = slot_[c];
