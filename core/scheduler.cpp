@@ -113,8 +113,7 @@ uint64_t Scheduler::first_slot_from(uint64_t slot) const {
 void Scheduler::top_up() {
   FABSIM_ASSERT(size_ > current_.size());
   const uint64_t from = (cur_ + 1) & kMask;
-  uint64_t slot = first_slot_from(from);
-  if (slot == kBuckets && from != 0) slot = first_slot_from(0);
+  const uint64_t slot = next_slot();
   if (slot != kBuckets) {
     cur_ = cur_ + 1 + ((slot - from) & kMask);
   } else {
@@ -152,10 +151,14 @@ void Scheduler::advance() {
   top_up();
 }
 
-void Scheduler::start_walk() {
+uint64_t Scheduler::next_slot() const {
   const uint64_t from = (cur_ + 1) & kMask;
-  uint64_t slot = first_slot_from(from);
-  if (slot == kBuckets && from != 0) slot = first_slot_from(0);
+  const uint64_t slot = first_slot_from(from);
+  return slot == kBuckets && from != 0 ? first_slot_from(0) : slot;
+}
+
+void Scheduler::start_walk() {
+  const uint64_t slot = next_slot();
   walk_ = slot == kBuckets ? kNil : heads_[slot];
   if (walk_ != kNil) __builtin_prefetch(&nodes_[walk_]);
 }

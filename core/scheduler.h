@@ -186,6 +186,8 @@ class Scheduler {
   void top_up();
   /// Points walk_ at the list of the first non-empty bucket after the current one.
   void start_walk();
+  /// The wheel slot of the first non-empty bucket after the current one (wrapping), or kBuckets.
+  uint64_t next_slot() const;
   static constexpr size_t kLookahead = 3;
   void insert_current(const Event& e);
   void push_bucket(const Event& e) {
