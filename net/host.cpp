@@ -38,6 +38,19 @@ void Host::receive(Packet* p, uint16_t /*port*/) {
   deliver(p);
 }
 
+void Host::prefetch_receive(const Packet& p, uint16_t /*port*/) const {
+  if (p.endpoint < endpoints_.size()) {
+    const auto* e = reinterpret_cast<const unsigned char*>(endpoints_.at(p.endpoint));
+    __builtin_prefetch(e);
+    __builtin_prefetch(e + 64);
+  }
+  if (p.block != 0) {
+    const unsigned char* fabric = sim_.pool().block(p).bytes + ExtBlock::kFabricOffset;
+    __builtin_prefetch(fabric);
+    __builtin_prefetch(fabric + 64);
+  }
+}
+
 void Host::deliver(Packet* p) {
   sim_.ledger().deliver(*p);
   ++counters_.rx_packets;

@@ -87,6 +87,9 @@ class Host : public Node, public EventTarget {
   void deliver(Packet* p);
 
   void receive(Packet* p, uint16_t port) override;
+  /// Prefetch hint (net/node.h): the endpoint a delivery calls, and the fabric half of the
+  /// packet's extension block (an INT stack the receiver copies or the sender reads).
+  void prefetch_receive(const Packet& p, uint16_t port) const override;
   void on_dequeue(uint16_t /*port*/, Packet& /*p*/) override {}
   Packet* pull(uint16_t port, uint8_t paused_mask) override;
   void on_event(uint32_t tag, uint32_t gen) override;

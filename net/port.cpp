@@ -194,12 +194,21 @@ void EgressPort::arm_tx_done() {
 }
 
 // One event ahead of the end of frame of a switch port, its head packet (hinted at the
-// previous stage) tells which ingress counters the owner will credit, and the link the next
-// frame goes onto is known. A NIC's hint may be a queue pair rather than a packet: it has none.
+// previous stage) tells which ingress counters the owner will credit and which extension
+// block a dequeue hook stamps, and the link the next frame goes onto is known. A NIC's hint may be
+// a queue pair rather than a packet: it has none.
 void EgressPort::prefetch_next() const {
   if (pulls_ || nonempty_ == 0 || prefetch_hint() == nullptr) return;
-  owner_->prefetch_dequeue(*static_cast<const Packet*>(prefetch_hint()));
+  const Packet& head = *static_cast<const Packet*>(prefetch_hint());
+  owner_->prefetch_dequeue(head);
   __builtin_prefetch(link_);
+  // A dequeue hook writes into the fabric half of the packet's extension block (INT records:
+  // the header, then one record per hop).
+  if (hooked_ != 0 && head.block != 0) {
+    const unsigned char* fabric = sim_.pool().block(head).bytes + ExtBlock::kFabricOffset;
+    __builtin_prefetch(fabric, 1);
+    __builtin_prefetch(fabric + 64, 1);
+  }
 }
 
 void EgressPort::on_event(uint32_t tag, uint32_t gen) {

@@ -37,6 +37,7 @@ void Switch::set_admission_hook(uint16_t port, uint8_t cls, AdmissionHook* h) {
 void Switch::add_dequeue_hook(uint16_t port, uint8_t cls, DequeueHook* h) {
   FABSIM_ASSERT(port < ports_.size() && cls < kNumClasses);
   EgressPort& e = *ports_[port].egress;
+  stamping_hooks_ = true;
   DequeueHook* cur = e.dequeue_hook(cls);
   if (cur == nullptr) {
     e.set_dequeue_hook(cls, h);

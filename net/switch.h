@@ -92,6 +92,13 @@ class Switch : public Node, public EventTarget {
   void prefetch_receive(const Packet& p, uint16_t port) const override {
     if (p.dst < route_group_.size()) __builtin_prefetch(&route_group_[p.dst]);
     if (port < ports_.size()) __builtin_prefetch(&ports_[port].buf[p.tclass & 7U]);
+    // A packet that arrives at an idle port leaves at once: the hook that stamps it (INT)
+    // writes the fabric half of its extension block in this event.
+    if (stamping_hooks_ && p.block != 0) {
+      const unsigned char* fabric = sim_.pool().block(p).bytes + ExtBlock::kFabricOffset;
+      __builtin_prefetch(fabric, 1);
+      __builtin_prefetch(fabric + 64, 1);
+    }
   }
   void prefetch_dequeue(const Packet& p) const override {
     if (p.in_port < ports_.size()) __builtin_prefetch(&ports_[p.in_port].buf[p.tclass & 7U]);
@@ -167,6 +174,7 @@ class Switch : public Node, public EventTarget {
   std::vector<uint16_t> group_ports_;
   SwitchConfig cfg_;
   uint32_t id_;
+  bool stamping_hooks_ = false;  // add_dequeue_hook() was called: a hook may write the block
   std::string name_;
   std::unique_ptr<PathSelector> selector_;
   std::vector<std::unique_ptr<SwitchExtension>> extensions_;

@@ -14,8 +14,10 @@
 
 #include "net/faults.h"
 #include "net/host.h"
+#include "net/int_stamp.h"
 #include "net/link.h"
 #include "net/port.h"
+#include "net/switch.h"
 #include "report/writers.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
@@ -300,6 +302,42 @@ TEST(PrefetchHint, ANicPortPointsAtTheSourceItPullsFromNext) {
   sim.run();
   EXPECT_EQ(a.left, 0);
   EXPECT_EQ(sink.received, 3U);
+}
+
+// The receive-side hints look an extension block and an endpoint up only when the packet has
+// them: a packet without a block, or naming an endpoint the host does not have, is a packet a
+// hint must pass over (under FABSIM_CHECKS, looking up block 0 or an unknown endpoint aborts).
+TEST(PrefetchHint, ReceiveHintsLookUpOnlyTheBlocksAndEndpointsAPacketHas) {
+  struct Sink : Endpoint {
+    void receive(Packet* /*p*/) override {}
+  };
+  Simulation sim(1);
+  EndpointTable endpoints;
+  Sink ep;
+  Host host(sim, 0, "h0", endpoints);
+  const uint32_t id = endpoints.add(&ep);
+  Packet* plain = sim.pool().acquire();
+  plain->endpoint = id + 5;  // not in the table
+  host.prefetch_receive(*plain, 0);
+  Packet* stamped = sim.pool().acquire();
+  stamped->endpoint = id;
+  request_int(sim.pool().attach_block(*stamped), kMaxIntHops);
+  host.prefetch_receive(*stamped, 0);
+  EXPECT_EQ(int_header(sim.pool().block(*stamped)).capacity, kMaxIntHops);  // read, not written
+
+  Switch sw(sim, SwitchConfig{}, 0, "s0");
+  sw.prefetch_receive(*plain, 0);  // no port, no route: both looked past
+  IntStampHook hook(sim);
+  test::CountingNode sink(sim);
+  Link wire(sim, Link::Config{}, &sink, 0, 1);
+  const uint16_t port = sw.add_port(&wire);
+  sw.add_dequeue_hook(port, 0, &hook);
+  sw.prefetch_receive(*plain, port);
+  sw.prefetch_receive(*stamped, port);
+  EXPECT_EQ(int_header(sim.pool().block(*stamped)).hops, 0);
+  sim.pool().release(plain);
+  sim.pool().release(stamped);
+  EXPECT_EQ(sim.pool().live_blocks(), 0U);
 }
 
 TEST(ErrorModel, SimulatedFrameLossMatchesTheClosedForm) {
