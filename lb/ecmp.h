@@ -34,6 +34,9 @@ class EcmpSelector : public PathSelector {
   uint16_t select(Packet& p, const uint16_t* ports, uint32_t n) override {
     return ports[ecmp_hash(p, seed_, hash_) % n];
   }
+  uint16_t peek(const Packet& p, const uint16_t* ports, uint32_t n) const override {
+    return ports[ecmp_hash(p, seed_, hash_) % n];
+  }
 
  private:
   uint64_t seed_;

@@ -16,6 +16,13 @@ class PathSelector {
   /// (GSE). Called for n > 1, and also for n == 1 when sees_single_paths().
   virtual uint16_t select(Packet& p, const uint16_t* ports, uint32_t n) = 0;
   virtual bool sees_single_paths() const { return false; }
+  static constexpr uint16_t kNoPeek = UINT16_MAX;
+  /// The port select() would choose for `p` now, without changing any state; kNoPeek when a
+  /// selector cannot tell without changing state (round robin, flowlets, fabric headers). A
+  /// hint only: the switch prefetches that egress port one event before the packet arrives.
+  virtual uint16_t peek(const Packet& /*p*/, const uint16_t* /*ports*/, uint32_t /*n*/) const {
+    return kNoPeek;
+  }
 };
 
 /// A stage after path selection and before buffer admission (GSE's destination edge, meters).

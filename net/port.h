@@ -54,6 +54,14 @@ class alignas(64) EgressPort : public EventTarget {
   void apply_pause(uint8_t cls, uint16_t quanta);
   void on_event(uint32_t tag, uint32_t gen) override;
   void prefetch_next() const override;
+  /// Prefetch hint for a packet about to join a queue: the lines enqueue() reads first (the
+  /// queue lines' handle and slot map, the transmit state, the counters).
+  void prefetch_enqueue() const {
+    const auto* self = reinterpret_cast<const unsigned char*>(this);
+    __builtin_prefetch(self, 1);
+    __builtin_prefetch(self + 64, 1);
+    __builtin_prefetch(self + 128, 1);
+  }
 
   /// DWRR weights of the data classes (default all 1); quantum = weight x `quantum_bytes`.
   void set_dwrr(const std::array<uint32_t, kNumClasses>& weights, int64_t quantum_bytes);

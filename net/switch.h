@@ -87,19 +87,9 @@ class Switch : public Node, public EventTarget {
   void finalize();
 
   void receive(Packet* p, uint16_t port) override;
-  // Prefetch hints (net/node.h): the route entry and the ingress buffer counters a packet's
-  // arrival reads, and the counters its departure credits.
-  void prefetch_receive(const Packet& p, uint16_t port) const override {
-    if (p.dst < route_group_.size()) __builtin_prefetch(&route_group_[p.dst]);
-    if (port < ports_.size()) __builtin_prefetch(&ports_[port].buf[p.tclass & 7U]);
-    // A packet that arrives at an idle port leaves at once: the hook that stamps it (INT)
-    // writes the fabric half of its extension block in this event.
-    if (stamping_hooks_ && p.block != 0) {
-      const unsigned char* fabric = sim_.pool().block(p).bytes + ExtBlock::kFabricOffset;
-      __builtin_prefetch(fabric, 1);
-      __builtin_prefetch(fabric + 64, 1);
-    }
-  }
+  // Prefetch hints (net/node.h): what a packet's arrival reads (switch.cpp), and the ingress
+  // counters its departure credits.
+  void prefetch_receive(const Packet& p, uint16_t port) const override;
   void prefetch_dequeue(const Packet& p) const override {
     if (p.in_port < ports_.size()) __builtin_prefetch(&ports_[p.in_port].buf[p.tclass & 7U]);
   }

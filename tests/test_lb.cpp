@@ -93,6 +93,27 @@ TEST(Ecmp, EightFlowsOnEightPortsUseTheOccupancyMeanOfPorts) {
   EXPECT_LT(all_distinct, 20);  // expected 2.4, Poisson: P(>= 20) < 1e-10
 }
 
+// A switch looks the egress port up one event before a packet arrives (a prefetch hint): an
+// ECMP selector tells the port its select() will return, for both hash functions; selectors
+// whose choice moves with each call (spraying, flowlets) do not guess.
+TEST(Ecmp, PeekNamesThePortSelectChooses) {
+  for (const EcmpHash h : {EcmpHash::kMix, EcmpHash::kXor}) {
+    EcmpSelector sel(7, h);
+    const uint16_t ports[] = {20, 21, 22, 23, 24, 25};
+    std::set<uint16_t> seen;
+    for (uint16_t sport = 0; sport < 64; ++sport) {
+      Packet p = data_packet(9, static_cast<uint16_t>(49152 + sport));
+      const uint16_t peeked = sel.peek(p, ports, 6);
+      EXPECT_EQ(sel.select(p, ports, 6), peeked);
+      seen.insert(peeked);
+    }
+    EXPECT_EQ(seen.size(), 6U);  // the peek follows the hash, not one fixed port
+  }
+  SpraySelector spray(1);
+  const uint16_t ports[] = {10, 11};
+  EXPECT_EQ(spray.peek(data_packet(5, 1000), ports, 2), PathSelector::kNoPeek);
+}
+
 TEST(Spray, RoundRobinPerDestination) {
   SpraySelector s(1);
   const uint16_t ports[] = {10, 11, 12, 13};
