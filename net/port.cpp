@@ -202,6 +202,7 @@ void EgressPort::prefetch_next() const {
   const Packet& head = *static_cast<const Packet*>(prefetch_hint());
   owner_->prefetch_dequeue(head);
   __builtin_prefetch(link_);
+  __builtin_prefetch(&q_[slot_[std::countr_zero(nonempty_)]], 1);  // the queue line pop() reads
   // A dequeue hook writes into the fabric half of the packet's extension block (INT records:
   // the header, then one record per hop).
   if (hooked_ != 0 && head.block != 0) {
