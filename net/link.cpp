@@ -154,6 +154,7 @@ void Link::transmit(Packet* p, Time sent) {
     }
     return;
   }
+  dst_->prefetch_route(*p);  // read one event before the arrival, a flight time from now
   if (head_.p == nullptr) {
     head_ = {p, sent + flight_};
   } else {

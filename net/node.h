@@ -27,6 +27,10 @@ class Node {
   /// Prefetches what receive(p, port) reads first (a switch's route entry for p's
   /// destination); called by the link one event ahead of the arrival. A hint only.
   virtual void prefetch_receive(const Packet& /*p*/, uint16_t /*port*/) const {}
+  /// Prefetches what prefetch_receive(p, ...) itself reads (a switch's route entry, which
+  /// tells it the egress port to prefetch); called by the link when p goes onto the wire, a
+  /// propagation delay before the arrival. A hint only.
+  virtual void prefetch_route(const Packet& /*p*/) const {}
   /// Prefetches what on_dequeue(port, p) reads (a switch's buffer counters of p's ingress);
   /// called by the egress port one event ahead of the frame's start. A hint only.
   virtual void prefetch_dequeue(const Packet& /*p*/) const {}

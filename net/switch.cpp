@@ -223,13 +223,18 @@ void Switch::on_event(uint32_t tag, uint32_t gen) {
   s.refresh.arm(sim_.scheduler(), this, tag, sim_.now() + half);
 }
 
-// One event before a packet arrives (net/link.cpp): its route entry and ingress buffer
-// counters; the egress port it will join, when the route is a single port or the selector can
-// say without choosing (ECMP hashes); and, when a hook stamps packets, the fabric half of its
-// extension block (a packet that finds its port idle leaves in the arrival event). The route
-// tables are small and usually cached, so looking the port up here costs little.
+// One event before a packet arrives (net/link.cpp): its ingress buffer counters; when a hook
+// stamps packets, the fabric half of its extension block (a packet that finds its port idle
+// leaves in the arrival event); and the egress port it will join, when the route is a single
+// port or the selector can say without choosing (ECMP hashes). The route entry that names the
+// port was prefetched when the packet went onto the wire (prefetch_route), a flight time ago.
 void Switch::prefetch_receive(const Packet& p, uint16_t port) const {
   if (port < ports_.size()) __builtin_prefetch(&ports_[port].buf[p.tclass & 7U]);
+  if (stamping_hooks_ && p.block != 0) {
+    const unsigned char* fabric = sim_.pool().block(p).bytes + ExtBlock::kFabricOffset;
+    __builtin_prefetch(fabric, 1);
+    __builtin_prefetch(fabric + 64, 1);
+  }
   if (p.dst < route_group_.size()) {
     const RouteGroup g = groups_[route_group_[p.dst]];
     if (g.count != 0) {
@@ -239,11 +244,6 @@ void Switch::prefetch_receive(const Packet& p, uint16_t port) const {
                                : selector_->peek(p, ports, g.count);
       if (out < egress_.size()) egress_[out]->prefetch_enqueue();
     }
-  }
-  if (stamping_hooks_ && p.block != 0) {
-    const unsigned char* fabric = sim_.pool().block(p).bytes + ExtBlock::kFabricOffset;
-    __builtin_prefetch(fabric, 1);
-    __builtin_prefetch(fabric + 64, 1);
   }
 }
 

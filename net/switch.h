@@ -90,6 +90,9 @@ class Switch : public Node, public EventTarget {
   // Prefetch hints (net/node.h): what a packet's arrival reads (switch.cpp), and the ingress
   // counters its departure credits.
   void prefetch_receive(const Packet& p, uint16_t port) const override;
+  void prefetch_route(const Packet& p) const override {
+    if (p.dst < route_group_.size()) __builtin_prefetch(&route_group_[p.dst]);
+  }
   void prefetch_dequeue(const Packet& p) const override {
     if (p.in_port < ports_.size()) __builtin_prefetch(&ports_[p.in_port].buf[p.tclass & 7U]);
   }

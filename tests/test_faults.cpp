@@ -115,10 +115,11 @@ TEST(PrefetchHint, ALinkPointsAtItsHeadPacketAndAPortAtItsNextFrame) {
   EXPECT_EQ(sink.received, 6U);
 }
 
-// One event ahead, a link hands its head packet and far port to the node it feeds (a switch
-// prefetches the route entry), and a switch port hands its head packet to its owner (which
-// prefetches the ingress counters it will credit); a NIC port, whose hint may be a queue
-// pair, hands nothing. The queue slot holding the head is the second line prefetched.
+// When a frame goes onto the wire, the link lets the node it feeds fetch the frame's route
+// entry; one event ahead of the arrival, it hands that node its head packet and far port (a
+// switch prefetches the egress port the route names), and a switch port hands its head packet to
+// its owner (which prefetches the ingress counters it will credit); a NIC port, whose hint may be a
+// queue pair, hands nothing. The queue slot holding the head is the second line prefetched.
 class HintNode : public test::CountingNode {
  public:
   using CountingNode::CountingNode;
@@ -126,7 +127,9 @@ class HintNode : public test::CountingNode {
     received_hints.push_back({&p, port});
   }
   void prefetch_dequeue(const Packet& p) const override { dequeue_hints.push_back(&p); }
+  void prefetch_route(const Packet& p) const override { route_hints.push_back(&p); }
   mutable std::vector<std::pair<const Packet*, uint16_t>> received_hints;
+  mutable std::vector<const Packet*> route_hints;
   mutable std::vector<const Packet*> dequeue_hints;
 };
 
@@ -142,6 +145,8 @@ TEST(PrefetchHint, TheNextStageReachesTheFarNodeAndTheOwnerWithTheHeadPacket) {
   a->size = b->size = 1000;
   link.transmit(a, Time::ns(0));
   link.transmit(b, Time::ns(100));
+  // Each frame, as it goes onto the wire, lets the far node fetch its route entry.
+  EXPECT_EQ(far.route_hints, (std::vector<const Packet*>{a, b}));
   EXPECT_NE(link.prefetch_aux(), nullptr);
   link.prefetch_next();
   ASSERT_EQ(far.received_hints.size(), 1U);
