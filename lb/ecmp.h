@@ -32,7 +32,7 @@ class EcmpSelector : public PathSelector {
  public:
   explicit EcmpSelector(uint64_t seed, EcmpHash hash = EcmpHash::kMix) : seed_(seed), hash_(hash) {}
   uint16_t select(Packet& p, const uint16_t* ports, uint32_t n) override {
-    return ports[ecmp_hash(p, seed_, hash_) % n];
+    return peek(p, ports, n);
   }
   uint16_t peek(const Packet& p, const uint16_t* ports, uint32_t n) const override {
     return ports[ecmp_hash(p, seed_, hash_) % n];

@@ -44,11 +44,7 @@ void Host::prefetch_receive(const Packet& p, uint16_t /*port*/) const {
     __builtin_prefetch(e);
     __builtin_prefetch(e + 64);
   }
-  if (p.block != 0) {
-    const unsigned char* fabric = sim_.pool().block(p).bytes + ExtBlock::kFabricOffset;
-    __builtin_prefetch(fabric);
-    __builtin_prefetch(fabric + 64);
-  }
+  sim_.pool().prefetch_fabric(p);
 }
 
 void Host::deliver(Packet* p) {

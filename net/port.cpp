@@ -205,11 +205,7 @@ void EgressPort::prefetch_next() const {
   __builtin_prefetch(&q_[slot_[std::countr_zero(nonempty_)]], 1);  // the queue line pop() reads
   // A dequeue hook writes into the fabric half of the packet's extension block (INT records:
   // the header, then one record per hop).
-  if (hooked_ != 0 && head.block != 0) {
-    const unsigned char* fabric = sim_.pool().block(head).bytes + ExtBlock::kFabricOffset;
-    __builtin_prefetch(fabric, 1);
-    __builtin_prefetch(fabric + 64, 1);
-  }
+  if (hooked_ != 0) sim_.pool().prefetch_fabric(head);
 }
 
 void EgressPort::on_event(uint32_t tag, uint32_t gen) {

@@ -230,11 +230,7 @@ void Switch::on_event(uint32_t tag, uint32_t gen) {
 // port was prefetched when the packet went onto the wire (prefetch_route), a flight time ago.
 void Switch::prefetch_receive(const Packet& p, uint16_t port) const {
   if (port < ports_.size()) __builtin_prefetch(&ports_[port].buf[p.tclass & 7U]);
-  if (stamping_hooks_ && p.block != 0) {
-    const unsigned char* fabric = sim_.pool().block(p).bytes + ExtBlock::kFabricOffset;
-    __builtin_prefetch(fabric, 1);
-    __builtin_prefetch(fabric + 64, 1);
-  }
+  if (stamping_hooks_) sim_.pool().prefetch_fabric(p);
   if (p.dst < route_group_.size()) {
     const RouteGroup g = groups_[route_group_[p.dst]];
     if (g.count != 0) {
