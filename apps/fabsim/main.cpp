@@ -460,19 +460,30 @@ int run_command(const std::string& file, const std::vector<std::string>& sets,
   guard_memory(cfg, max_memory, 1, false);
   OutputDir dir(out);
   StderrProgress progress;
-  Run run(std::move(cfg));  // the run holds the only copy of a large scenario
-  const ScenarioConfig& c = run.config();
-  run.stop_on(&g_stop);
-  const RunResult r = run.execute(&progress, 1 << 18);
+  // The simulation is released before the report is built: the results are plain copies, and
+  // the fabric, its packets and the transports would otherwise sit under the summary and
+  // flow tables, adding them to the run's peak memory.
+  const std::string name = cfg.name;
+  const bool flows_csv = cfg.output.flows_csv;
+  RunResult r;
+  int signal = 0;
+  uint64_t memory_estimate = 0;
+  {
+    Run run(std::move(cfg));  // the run holds the only copy of a large scenario
+    run.stop_on(&g_stop);
+    r = run.execute(&progress, 1 << 18);
+    signal = run.interrupted();
+    memory_estimate = run.memory_estimate();
+  }
   progress.done();
-  const std::string interrupted = run.interrupted() != 0 ? signal_name(run.interrupted()) : "";
+  const std::string interrupted = signal != 0 ? signal_name(signal) : "";
   if (!interrupted.empty()) {
     fmt::print("INTERRUPTED by {} at {:.3f} us simulated: the figures cover the run until then\n",
                interrupted, r.end_time.us_f());
   }
   fmt::print("{}", summary_table(r));
   if (dir.active()) {
-    write_run_dir(r, dir.path(), c.output.flows_csv, interrupted);
+    write_run_dir(r, dir.path(), flows_csv, interrupted);
     dir.commit();
     fmt::print("results written to {}/{}\n", out,
                interrupted.empty() ? "" : " (marked interrupted)");
@@ -483,24 +494,24 @@ int run_command(const std::string& file, const std::vector<std::string>& sets,
                r.wall_seconds, static_cast<unsigned long long>(r.events),
                r.wall_seconds > 0 ? static_cast<double>(r.events) / r.wall_seconds * 1e-6 : 0.0,
                r.wall_seconds > 0 ? r.end_time.sec_f() / r.wall_seconds : 0.0,
-               memory_text(run.memory_estimate()).c_str());
+               memory_text(memory_estimate).c_str());
   if (!r.conserved()) {
     std::fprintf(stderr,
                  "fabsim: internal error: %s: the conservation ledger does not balance: %s\n",
-                 c.name.c_str(), conservation_violation(r).c_str());
+                 name.c_str(), conservation_violation(r).c_str());
     return 1;
   }
   if (!interrupted.empty()) {
-    const int code = kExitSignalBase + run.interrupted();
+    const int code = kExitSignalBase + signal;
     std::fprintf(stderr, "fabsim: %s: interrupted by %s at %.3f us simulated (exit %d)\n",
-                 c.name.c_str(), interrupted.c_str(), r.end_time.us_f(), code);
+                 name.c_str(), interrupted.c_str(), r.end_time.us_f(), code);
     return code;
   }
   if (!r.complete()) {
     std::fprintf(stderr,
                  "fabsim: %s: the run ended with unfinished flows or failed senders "
                  "(exit %d)\n",
-                 c.name.c_str(), kExitIncomplete);
+                 name.c_str(), kExitIncomplete);
     return kExitIncomplete;
   }
   return 0;
