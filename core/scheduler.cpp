@@ -82,8 +82,9 @@ void Scheduler::grow_nodes() {
   const size_t to = from == 0 ? 1024 : 2 * from;
   FABSIM_ASSERT(to < kNil);
   nodes_.resize(to);
+  next_.resize(to);
   for (size_t i = to; i-- > from;) {
-    nodes_[i].next = free_;
+    next_[i] = free_;
     free_ = static_cast<uint32_t>(i);
   }
 }
@@ -127,10 +128,21 @@ void Scheduler::top_up() {
   }
   const uint64_t s = cur_ & kMask;
   std::vector<Event>& into = current_.empty() ? current_ : loading_;
+  // Prefetch 8 nodes ahead of the copy (the links are in cache; the walk covered the
+  // bucket's first nodes unless it grew after the walk started).
+  uint32_t ahead = heads_[s];
+  for (int k = 0; k < 8 && ahead != kNil; ++k) {
+    __builtin_prefetch(&nodes_[ahead]);
+    ahead = next_[ahead];
+  }
   for (uint32_t i = heads_[s]; i != kNil;) {
+    if (ahead != kNil) {
+      __builtin_prefetch(&nodes_[ahead]);
+      ahead = next_[ahead];
+    }
     into.push_back(nodes_[i].e);
-    const uint32_t next = nodes_[i].next;
-    nodes_[i].next = free_;
+    const uint32_t next = next_[i];
+    next_[i] = free_;
     free_ = i;
     i = next;
   }

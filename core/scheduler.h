@@ -137,10 +137,11 @@ class Scheduler {
     // boundaries too: the next bucket joins the current one before this one runs dry.
     if (current_.size() < kLookahead && size_ > current_.size()) [[unlikely]]
       top_up();
-    // Walk the next bucket's list one node per event, so that its nodes are in cache when it
-    // is loaded (the list is a chain of dependent loads).
+    // Walk the next bucket's list one node per event, so that its events are in cache when it
+    // is loaded. The links sit in their own dense array (small enough to stay in cache), so the
+    // walk does not wait for the events it prefetches.
     if (walk_ != kNil) {
-      walk_ = nodes_[walk_].next;
+      walk_ = next_[walk_];
       if (walk_ != kNil) __builtin_prefetch(&nodes_[walk_]);
     }
     // A three-stage prefetch along the sorted events: the target of the event three ahead (its
@@ -174,10 +175,12 @@ class Scheduler {
   static constexpr uint64_t kWords = kBuckets / 64;       // one bit per bucket: non-empty
   static constexpr uint64_t kSummaryWords = kWords / 64;  // one bit per word: non-zero
   static_assert(kBuckets % 4096 == 0, "two whole bitmap levels");
-  struct Node {
+  // A list node is one event, on a 32-byte boundary so that none straddles two cache lines;
+  // its link is next_[i].
+  struct alignas(32) Node {
     Event e;
-    uint32_t next;
   };
+  static_assert(sizeof(Node) == 32);
   static uint64_t bucket_of(int64_t at) { return static_cast<uint64_t>(at) >> kBucketShift; }
   /// Moves to the next non-empty bucket and makes it the current one (sorted).
   void advance();
@@ -195,10 +198,9 @@ class Scheduler {
     if (free_ == kNil) [[unlikely]]
       grow_nodes();
     const uint32_t i = free_;
-    Node& n = nodes_[i];
-    free_ = n.next;
-    n.e = e;
-    n.next = heads_[slot];
+    free_ = next_[i];
+    nodes_[i].e = e;
+    next_[i] = heads_[slot];
     heads_[slot] = i;
     bits_[slot >> 6] |= uint64_t{1} << (slot & 63);
     summary_[slot >> 12] |= uint64_t{1} << ((slot >> 6) & 63);
@@ -216,6 +218,7 @@ class Scheduler {
   std::vector<uint64_t> bits_;     // per slot: the bucket holds events
   std::vector<uint64_t> summary_;  // per word of bits_: the word is non-zero
   std::vector<Node> nodes_;        // list nodes; free ones chained from free_
+  std::vector<uint32_t> next_;     // per node: the next node of its list (kNil ends it)
   uint32_t free_ = kNil;
   uint32_t walk_ = kNil;        // the node of the next bucket to prefetch next (a hint only)
   std::vector<Event> loading_;  // top_up's scratch: the next bucket, sorted
