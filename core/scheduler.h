@@ -144,20 +144,20 @@ class Scheduler {
       walk_ = next_[walk_];
       if (walk_ != kNil) __builtin_prefetch(&nodes_[walk_]);
     }
-    // A three-stage prefetch along the sorted events: the target of the event three ahead (its
-    // first three lines, where ports and links keep what their events read), the
-    // hints of the one two ahead (whose target was prefetched at the previous pop), and what the
-    // next one reads through its hints.
+    // A three-stage prefetch along the sorted events: the target of the event kStageTarget
+    // ahead (its first three lines, where ports and links keep what their events read), the
+    // hints of the one kStageHint ahead (whose target was prefetched two pops ago), and what
+    // the next one reads through its hints.
     const size_t n = current_.size();
-    if (n >= 1) current_[n - 1].target->prefetch_next();
-    if (n >= 3) {
-      const auto target = reinterpret_cast<uintptr_t>(current_[n - 3].target);
+    if (n >= kStageNext) current_[n - kStageNext].target->prefetch_next();
+    if (n >= kStageTarget) {
+      const auto target = reinterpret_cast<uintptr_t>(current_[n - kStageTarget].target);
       __builtin_prefetch(reinterpret_cast<const void*>(target));
       __builtin_prefetch(reinterpret_cast<const void*>(target + 64));
       __builtin_prefetch(reinterpret_cast<const void*>(target + 128));
     }
-    if (n >= 2) {
-      const EventTarget* t = current_[n - 2].target;
+    if (n >= kStageHint) {
+      const EventTarget* t = current_[n - kStageHint].target;
       const auto hint = reinterpret_cast<uintptr_t>(t->prefetch_hint());
       __builtin_prefetch(reinterpret_cast<const void*>(hint));
       __builtin_prefetch(reinterpret_cast<const void*>(hint + 64));
@@ -191,7 +191,15 @@ class Scheduler {
   void start_walk();
   /// The wheel slot of the first non-empty bucket after the current one (wrapping), or kBuckets.
   uint64_t next_slot() const;
-  static constexpr size_t kLookahead = 3;
+  // How many events ahead each prefetch stage works (docs/PERFORMANCE.md "Prefetch stages"):
+  // a target's lines, then two events later its hints (which need the target's lines), then
+  // two events later what prefetch_next() reads through them, one event before the event runs.
+  // Two events between the first stages give a packet that left the caches long ago (a link's
+  // head frame) the time to arrive before prefetch_next() reads it.
+  static constexpr size_t kStageTarget = 5;
+  static constexpr size_t kStageHint = 3;
+  static constexpr size_t kStageNext = 1;
+  static constexpr size_t kLookahead = kStageTarget;
   void insert_current(const Event& e);
   void push_bucket(const Event& e) {
     const uint64_t slot = bucket_of(e.at) & kMask;
