@@ -105,7 +105,10 @@ Packet* EgressPort::take_trimmable_tail(uint8_t cls) {
   k.q.pop_back();
   k.bytes -= p->size;
   if (cls != kControlClass) data_bytes_ -= p->size;
-  if (k.q.empty()) nonempty_ = static_cast<uint8_t>(nonempty_ & ~(1U << cls));
+  if (k.q.empty()) {
+    nonempty_ = static_cast<uint8_t>(nonempty_ & ~(1U << cls));
+    k.deficit = 0;  // an empty queue keeps no DWRR credit, however it emptied
+  }
   return p;
 }
 

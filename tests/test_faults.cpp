@@ -228,6 +228,55 @@ TEST(EgressPort, QueuedByteSumsFollowEveryClass) {
   EXPECT_EQ(sink.received, 3U);
 }
 
+// A class whose queue a trim empties starts its next turn with no deficit, as one that sent
+// its last frame does (deficit round robin keeps no credit for an empty queue). Weights 1 and 1,
+// quantum 1,000 B, frames of 600 B unless said: frame 0 (class 2) holds the link while class 0
+// queues 1, 2, 6, 7, 8 and class 1 queues 3, 4. Class 0 sends 1 (deficit 400), class 1 sends 3
+// (deficit 400); during 3 a trim takes 4, emptying class 1, and a 1,400-B frame 5 joins it.
+// Class 0 sends 2 and 6 (deficit 1,400 - 1,200). Class 1's next turn has 0 + 1,000 < 1,400, so
+// class 0 sends 7 and 8, and 5 goes last. Had the trimmed queue kept its 400, 5 would have
+// gone right after 6.
+TEST(EgressPort, AQueueEmptiedByATrimKeepsNoDeficit) {
+  struct Recorder : Node {
+    explicit Recorder(Simulation& s) : sim(s) {}
+    void receive(Packet* p, uint16_t /*port*/) override {
+      order.push_back(p->seq);
+      sim.pool().release(p);
+    }
+    void on_dequeue(uint16_t /*port*/, Packet& /*p*/) override {}
+    Packet* pull(uint16_t /*port*/, uint8_t /*mask*/) override { return nullptr; }
+    const std::string& name() const override { return label; }
+    Simulation& sim;
+    std::vector<uint64_t> order;
+    std::string label = "recorder";
+  };
+  Simulation sim(1);
+  Recorder sink(sim);
+  Link wire(sim, Link::Config{}, &sink, 0, 4);
+  EgressPort port(sim, &sink, 0, &wire);
+  port.set_dwrr({1, 1, 1, 1, 1, 1, 1, 1}, 1000);
+  auto make = [&](uint32_t size, uint8_t cls, uint64_t seq) {
+    Packet* p = sim.pool().acquire();
+    p->size = size;
+    p->payload = size - 64;
+    p->tclass = cls;
+    p->seq = seq;
+    return p;
+  };
+  port.enqueue(make(1000, 2, 0));
+  for (const uint64_t seq : {1, 2, 6, 7, 8}) port.enqueue(make(600, 0, seq));
+  for (const uint64_t seq : {3, 4}) port.enqueue(make(600, 1, seq));
+  // Frame 3 is on the link from end(0) + ser(600) to end(0) + 2 ser(600).
+  sim.run(wire.frame_time(1000) + wire.frame_time(600) + 1_ns);
+  Packet* tail = port.take_trimmable_tail(1);
+  ASSERT_NE(tail, nullptr);
+  EXPECT_EQ(tail->seq, 4U);
+  sim.pool().release(tail);
+  port.enqueue(make(1400, 1, 5));
+  sim.run();
+  EXPECT_EQ(sink.order, (std::vector<uint64_t>{0, 1, 3, 2, 6, 7, 8, 5}));
+}
+
 // A port makes a queue line for a class when the class first carries a packet; hooks and DWRR
 // weights given before wait for it and are in force from its first packet on. A third class
 // moves the first two lines without losing their packets or bytes.
