@@ -49,6 +49,23 @@ void BM_SchedulerHold(benchmark::State& state) {
 void BM_SchedulerHoldFar(benchmark::State& state) {
   hold(state, 100000000);
 }
+// Burst: one handler schedules N events at the current time (a collective step starting every
+// transfer at once), then they run. Cost per event should not grow with N.
+void BM_SchedulerBurst(benchmark::State& state) {
+  const auto n = static_cast<size_t>(state.range(0));
+  Scheduler s;
+  Sink sink;
+  s.schedule(Time(), &sink, 0);
+  for (auto _ : state) {
+    const Event first = s.pop();
+    for (size_t i = 0; i < n; ++i) s.schedule(first.time(), &sink, 1);
+    for (size_t i = 1; i < n; ++i) s.pop();
+    s.schedule(first.time() + Time::ns(1), &sink, 0);
+    s.pop();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+}
+BENCHMARK(BM_SchedulerBurst)->Arg(1024)->Arg(65536)->Arg(262144);
 BENCHMARK(BM_SchedulerHold)->Arg(64)->Arg(1024)->Arg(16384)->Arg(262144);
 BENCHMARK(BM_SchedulerHoldFar)->Arg(64)->Arg(1024)->Arg(16384)->Arg(262144);
 

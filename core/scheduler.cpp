@@ -1,7 +1,7 @@
 // The calendar queue and the far heap; see scheduler.h.
 #include "core/scheduler.h"
 
-#include <algorithm>  // sort, partition_point
+#include <algorithm>  // sort, push_heap, pop_heap
 #include <bit>        // countr_zero
 #include <cstdlib>    // aligned_alloc, free
 #include <cstring>    // memcpy
@@ -69,12 +69,24 @@ Scheduler::Scheduler()
     : cur_end_(uint64_t{1} << kBucketShift), window_end_(kBuckets << kBucketShift),
       heads_(kBuckets, kNil), bits_(kWords, 0), summary_(kSummaryWords, 0) {}
 
-// `e` carries the largest sequence number yet, so it goes after every event of the same time:
-// before the first event (from the back, the earliest) whose time is not later than its own.
+// The heap orders by "later first" so that its front is the earliest event.
+namespace {
+bool later(const Event& a, const Event& b) {
+  return Event::before(b, a);
+}
+}  // namespace
+
 void Scheduler::insert_current(const Event& e) {
-  const auto pos = std::partition_point(current_.begin(), current_.end(),
-                                        [&](const Event& x) { return x.at > e.at; });
-  current_.insert(pos, e);
+  late_.push_back(e);
+  std::push_heap(late_.begin(), late_.end(), later);
+}
+
+Event Scheduler::pop_late() {
+  std::pop_heap(late_.begin(), late_.end(), later);
+  const Event e = late_.back();
+  late_.pop_back();
+  --size_;
+  return e;
 }
 
 void Scheduler::grow_nodes() {
@@ -109,10 +121,10 @@ uint64_t Scheduler::first_slot_from(uint64_t slot) const {
 // The next bucket is the first non-empty bucket of the wheel after the current one, or, if the
 // wheel is empty, the far heap's earliest event's. The window then moves on and takes in the
 // far events it now covers; the new bucket's list is sorted and goes ahead of the events still
-// current, which are all earlier (and events scheduled later before its end are inserted in
-// order, insert_current). So events run in the same order however often this is called.
+// current, which are all earlier (events scheduled later before its end wait in late_, which
+// pop() merges in). So events run in the same order however often this is called.
 void Scheduler::top_up() {
-  FABSIM_ASSERT(size_ > current_.size());
+  FABSIM_ASSERT(size_ > current_.size() + late_.size());
   const uint64_t from = (cur_ + 1) & kMask;
   const uint64_t slot = next_slot();
   if (slot != kBuckets) {

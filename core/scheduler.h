@@ -10,7 +10,8 @@
 // per event (half of all instructions at 1,024 hosts); the wheel pays an append to a bucket, and
 // a sort of the bucket's few events when time reaches it. The order is exactly the heap's:
 // buckets come in time order, each is sorted by (time, sequence), and an event scheduled into
-// the bucket being run is inserted at its sorted place. So a run gives the same results either way.
+// the bucket being run waits in a small heap of its own that pop() merges with the bucket. So a
+// run gives the same results either way.
 #pragma once
 
 #include <cstdint>  // uint32_t, uint64_t
@@ -124,18 +125,24 @@ class Scheduler {
   size_t size() const { return size_; }
   /// The earliest event (the scheduler must not be empty).
   const Event& top() {
+    if (!late_.empty()) [[unlikely]] {
+      if (current_.empty() || Event::before(late_.front(), current_.back())) return late_.front();
+    }
     if (current_.empty()) advance();
     return current_.back();
   }
   /// Removes and returns the earliest event (the scheduler must not be empty).
   Event pop() {
+    if (!late_.empty()) [[unlikely]] {
+      if (current_.empty() || Event::before(late_.front(), current_.back())) return pop_late();
+    }
     if (current_.empty()) advance();
     const Event e = current_.back();
     current_.pop_back();
     --size_;
     // Keep kLookahead events sorted ahead, so that the prefetch stages below run across bucket
     // boundaries too: the next bucket joins the current one before this one runs dry.
-    if (current_.size() < kLookahead && size_ > current_.size()) [[unlikely]]
+    if (current_.size() < kLookahead && size_ > current_.size() + late_.size()) [[unlikely]]
       top_up();
     // Walk the next bucket's list one node per event, so that its events are in cache when it
     // is loaded. The links sit in their own dense array (small enough to stay in cache), so the
@@ -200,7 +207,9 @@ class Scheduler {
   static constexpr size_t kStageHint = 3;
   static constexpr size_t kStageNext = 1;
   static constexpr size_t kLookahead = kStageTarget;
+  /// An event for the span already loaded into current_ joins late_ (see late_).
   void insert_current(const Event& e);
+  Event pop_late();
   void push_bucket(const Event& e) {
     const uint64_t slot = bucket_of(e.at) & kMask;
     if (free_ == kNil) [[unlikely]]
@@ -230,6 +239,11 @@ class Scheduler {
   uint32_t free_ = kNil;
   uint32_t walk_ = kNil;        // the node of the next bucket to prefetch next (a hint only)
   std::vector<Event> loading_;  // top_up's scratch: the next bucket, sorted
+  // Events scheduled into the span already loaded into current_ (a zero-delay event, or one a
+  // few hundred ps ahead): a min-heap on (time, sequence), merged with current_ at pop. A sorted
+  // insert into current_ would shift every event of the same time, which is quadratic when a
+  // handler schedules many at once (a collective step starting a million transfers).
+  std::vector<Event> late_;
   EventHeap far_;
   size_t size_ = 0;
   uint64_t next_seq_ = 0;

@@ -189,6 +189,31 @@ TEST(Scheduler, EventsScheduledBetweenMergedBucketsKeepTheirOrder) {
   EXPECT_TRUE(std::is_sorted(times.begin(), times.end()));
 }
 
+// A handler that schedules many events at the current time (a collective step starting every
+// transfer at once) and a few more into the bucket being run: they run after the events of
+// the bucket that are earlier, in scheduling order among equal times, and interleaved with the
+// bucket's later events by time.
+TEST(Scheduler, ABurstIntoTheCurrentBucketRunsInTimeThenSchedulingOrder) {
+  Simulation sim(1);
+  Recorder r(sim);
+  Scheduler& s = sim.scheduler();
+  s.schedule(Time::ps(100), &r, 0);
+  s.schedule(Time::ps(300), &r, 1);  // same 512-ps bucket
+  s.schedule(Time::ps(450), &r, 2);
+  ASSERT_EQ(s.pop().tag, 0U);  // now = 100 ps; 300 and 450 are loaded
+  constexpr uint32_t kBurst = 20000;
+  for (uint32_t i = 0; i < kBurst; ++i) s.schedule(Time::ps(100), &r, 10 + i);
+  s.schedule(Time::ps(300), &r, 5);  // tied with tag 1, scheduled later
+  s.schedule(Time::ps(200), &r, 6);  // between the burst and tag 1
+  EXPECT_EQ(s.top().tag, 10U);
+  std::vector<uint32_t> order;
+  while (!s.empty()) order.push_back(s.pop().tag);
+  ASSERT_EQ(order.size(), kBurst + 4);
+  for (uint32_t i = 0; i < kBurst; ++i) ASSERT_EQ(order[i], 10 + i) << i;
+  EXPECT_EQ(std::vector<uint32_t>(order.begin() + kBurst, order.end()),
+            (std::vector<uint32_t>{6, 1, 5, 2}));
+}
+
 TEST(Timer, CancelIsLazyAndIgnored) {
   Simulation sim(1);
   Recorder r(sim);
