@@ -15,10 +15,31 @@ void Host::attach(Link* out) {
 void Host::activate(TxSource* s) {
   if (!s->on_nic_) {
     s->on_nic_ = true;
-    active_.push_back(s);
+    if (head_ == nullptr) {
+      head_ = s;
+      s->nic_prev_ = s->nic_next_ = s;
+    } else {  // the tail: before the first
+      s->nic_prev_ = head_->nic_prev_;
+      s->nic_next_ = head_;
+      head_->nic_prev_->nic_next_ = s;
+      head_->nic_prev_ = s;
+    }
+    ++active_count_;
   }
-  set_pull_hint(active_[rr_ % active_.size()]);
+  set_pull_hint(next_turn());
   port_->kick();
+}
+
+void Host::unlink(TxSource* s) {
+  s->on_nic_ = false;
+  if (--active_count_ == 0) {
+    head_ = last_ = nullptr;
+    return;
+  }
+  s->nic_prev_->nic_next_ = s->nic_next_;
+  s->nic_next_->nic_prev_ = s->nic_prev_;
+  if (head_ == s) head_ = s->nic_next_;
+  if (last_ == s) last_ = s->nic_prev_;
 }
 
 void Host::send_control(Packet* p) {
@@ -56,52 +77,35 @@ void Host::deliver(Packet* p) {
   endpoints_.at(p->endpoint)->receive(p);
 }
 
-// Round-robin over active sources, starting after the last one served. A source whose class
-// is paused is skipped; one not yet due (pacing) sets the wake-up time.
+// Round robin over the active ring, from the source after the last served. A source without
+// work leaves the ring when its turn comes; one whose class is paused is passed over; one not
+// yet due (pacing) sets the wake-up time.
 Packet* Host::pull(uint16_t /*port*/, uint8_t paused_mask) {
   const Time now = sim_.now();
   Time next = Time::max();
-  bool idle_seen = false;
-  const size_t n = active_.size();
-  for (size_t i = 0; i < n; ++i) {
-    const size_t idx = (rr_ + i) % n;
-    TxSource* s = active_[idx];
+  TxSource* s = next_turn();
+  for (size_t i = 0, n = active_count_; i < n; ++i) {
+    TxSource* const after = s->nic_next_;
     const Time t = s->ready_at();
     if (t == Time::max()) {
-      idle_seen = true;
-      continue;
+      unlink(s);
+    } else if (((paused_mask >> s->tclass()) & 1U) == 0) {
+      if (t <= now) {
+        last_ = s;
+        Packet* p = s->take(now);
+        if (ext_) ext_->on_send(*p);
+        if (s->ready_at() == Time::max()) unlink(s);
+        set_pull_hint(head_ != nullptr ? next_turn() : nullptr);
+        return p;
+      }
+      if (t < next) next = t;
     }
-    if ((paused_mask >> s->tclass()) & 1U) continue;
-    if (t <= now) {
-      rr_ = idx + 1;
-      Packet* p = s->take(now);
-      if (ext_) ext_->on_send(*p);
-      if (idle_seen || s->ready_at() == Time::max()) drop_idle_sources();
-      set_pull_hint(active_.empty() ? nullptr : active_[rr_ % active_.size()]);
-      return p;
-    }
-    if (t < next) next = t;
+    s = after;
   }
-  if (idle_seen) drop_idle_sources();
   if (next != Time::max() && (!pacing_.armed() || pacing_.when() > next)) {
     pacing_.arm(sim_.scheduler(), this, 0, next);
   }
   return nullptr;
-}
-
-void Host::drop_idle_sources() {
-  size_t w = 0;
-  for (size_t r = 0; r < active_.size(); ++r) {
-    TxSource* s = active_[r];
-    if (s->ready_at() == Time::max()) {
-      s->on_nic_ = false;
-      if (r < rr_) --rr_;
-    } else {
-      active_[w++] = s;
-    }
-  }
-  active_.resize(w);
-  if (rr_ > active_.size()) rr_ = 0;
 }
 
 void Host::on_event(uint32_t tag, uint32_t gen) {

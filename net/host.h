@@ -1,13 +1,19 @@
 // A host NIC port (every GPU has its own, seed 002 §3.1). It obeys PFC from its leaf, sends
 // control packets (ACK, CNP) at strict priority, and schedules data among its active transmit
 // sources (queue pairs, datagram flows) round-robin, honouring each source's pacing time.
+// The active sources form a ring in order of activation, as the active list of deficit round
+// robin (Shreedhar and Varghese, SIGCOMM 1995): a source joins at the tail when it gets work,
+// and leaves when its turn finds it without any (ready_at() is Time::max(): a window full, a
+// credit spent, nothing posted). A source that gets work again before its turn keeps its
+// place. A turn costs the sources it passes over, not every active source: a host with a
+// thousand connections waiting on their windows (an all-to-all) sends in constant time.
 // Received packets go to the endpoint named in the packet (the transport's receiver or sender).
 #pragma once
 
 #include <cstdint>  // ids
 #include <memory>   // unique_ptr port
 #include <string>   // name
-#include <vector>   // active sources, endpoint table
+#include <vector>   // endpoint table
 
 #include "core/packet.h"
 #include "core/scheduler.h"
@@ -29,7 +35,9 @@ class TxSource {
 
  private:
   friend class Host;
-  bool on_nic_ = false;  // in the NIC's active list
+  bool on_nic_ = false;           // in the NIC's active ring
+  TxSource* nic_prev_ = nullptr;  // its neighbours there
+  TxSource* nic_next_ = nullptr;
 };
 
 /// Receives packets addressed to it (Packet::endpoint); it owns each packet it is given.
@@ -100,17 +108,21 @@ class Host : public Node, public EventTarget {
   const EgressPort& port() const { return *port_; }
   Rate rate() const { return port_->link()->config().rate; }
   const HostCounters& counters() const { return counters_; }
-  size_t active_sources() const { return active_.size(); }
+  size_t active_sources() const { return active_count_; }
 
  private:
-  void drop_idle_sources();
+  /// Takes `s` out of the active ring; the round robin goes on with the source after it.
+  void unlink(TxSource* s);
+  /// The source the next turn starts at: the one after the last served, else the first.
+  TxSource* next_turn() const { return last_ != nullptr ? last_->nic_next_ : head_; }
   Simulation& sim_;
   uint32_t id_;
   std::string name_;
   const EndpointTable& endpoints_;
   ArenaPtr<EgressPort> port_;  // in the simulation's arena (line-aligned)
-  std::vector<TxSource*> active_;
-  size_t rr_ = 0;
+  TxSource* head_ = nullptr;   // the active ring, in order of activation (null: empty)
+  TxSource* last_ = nullptr;   // the source served last (or the one before it, if it left)
+  size_t active_count_ = 0;
   Timer pacing_;
   HostCounters counters_;
   std::unique_ptr<NicExtension> ext_;
