@@ -7,7 +7,7 @@
 #include <cstddef>  // size_t
 #include <cstdint>  // uint32_t
 #include <memory>   // unique_ptr storage
-#include <utility>  // move
+#include <utility>  // move, swap
 
 #include "core/assert.h"
 
@@ -51,6 +51,12 @@ template <typename T> class Ring {
   void pop_back() {
     FABSIM_ASSERT(count_ > 0);
     --count_;
+  }
+  /// Inserts `v` before element i (i = size() appends), moving the elements behind it back.
+  void insert(size_t i, const T& v) {
+    FABSIM_ASSERT(i <= count_);
+    push_back(v);
+    for (size_t k = count_ - 1; k > i; --k) std::swap((*this)[k], (*this)[k - 1]);
   }
   void clear() {
     head_ = 0;

@@ -327,6 +327,24 @@ TEST(Ring, GrowsFromTwoSlotsAndKeepsOrderAcrossWrapAndGrowth) {
   EXPECT_EQ(out, (std::vector<int>{2, 3, 4}));
 }
 
+// insert() places an element before position i across a wrap-around (a sorted insert, as a
+// RoCE receiver keeps its message ends) and appends at i = size().
+TEST(Ring, InsertPlacesBeforeThePositionAcrossAWrap) {
+  Ring<int> r;
+  for (int v : {0, 10, 20, 30}) r.push_back(v);
+  r.pop_front();
+  r.pop_front();
+  r.push_back(40);  // capacity 4, wrapped: 20, 30, 40
+  r.insert(1, 25);  // 20, 25, 30, 40, across the wrap
+  r.insert(0, 15);
+  r.insert(r.size(), 50);  // full: grows, then appends
+  std::vector<int> out;
+  for (size_t i = 0; i < r.size(); ++i) out.push_back(r[i]);
+  EXPECT_EQ(out, (std::vector<int>{15, 20, 25, 30, 40, 50}));
+  EXPECT_EQ(r.front(), 15);
+  EXPECT_EQ(r.back(), 50);
+}
+
 TEST(PacketPool, ReusesAndCountsLive) {
   PacketPool pool;
   Packet* a = pool.acquire();

@@ -4,10 +4,11 @@
 #include <algorithm>      // max, min
 #include <array>          // INT stack copy
 #include <cstring>        // memcpy
-#include <deque>          // messages in flight per QP
 #include <unordered_set>  // read requests already answered
+#include <utility>        // pair
 
 #include "core/assert.h"
+#include "core/ring.h"  // messages and completions per QP
 #include "net/int_stamp.h"
 #include "net/round_trip.h"
 #include "transport/selective_repeat.h"
@@ -250,8 +251,8 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   };
 
   const Message& message_of(uint64_t psn) const {
-    for (const auto& m : messages_) {
-      if (psn < m.end_psn) return m;
+    for (size_t i = 0; i < messages_.size(); ++i) {
+      if (psn < messages_[i].end_psn) return messages_[i];
     }
     FABSIM_ASSERT(false);
     return messages_.back();
@@ -267,7 +268,8 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   Bytes payload_between(uint64_t from, uint64_t to) const {
     const int64_t mtu = t_.cfg_.wire.payload;
     int64_t bytes = 0;
-    for (const auto& m : messages_) {
+    for (size_t i = 0; i < messages_.size(); ++i) {
+      const Message& m = messages_[i];
       if (m.first_psn >= to) break;
       if (m.end_psn <= from) continue;
       const uint64_t hi = std::min(to, m.end_psn);
@@ -390,7 +392,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   CcNeeds needs_;  // fixed for the QP's lifetime
   CcOutput out_;   // as of the last signal
   Bytes window_;   // out_.window, capped by max_inflight
-  std::deque<Message> messages_;
+  Ring<Message> messages_;
   uint64_t psn_end_ = 0;    // next PSN to assign to new data
   uint64_t snd_una_ = 0;    // oldest unacknowledged PSN
   uint64_t snd_nxt_ = 0;    // next PSN to send
@@ -549,9 +551,9 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
   // A message completes when the cumulative point passes its last PSN: placed out of order, it
   // still completes in order (RDMA completion semantics; a write completes at its initiator).
   void learn_end(uint64_t end, uint32_t flow) {
-    auto it = ends_.end();
-    while (it != ends_.begin() && std::prev(it)->first > end) --it;
-    ends_.insert(it, {end, flow});
+    size_t i = ends_.size();
+    while (i > 0 && ends_[i - 1].first > end) --i;
+    ends_.insert(i, {end, flow});
   }
   void complete_passed(Time now) {
     while (!ends_.empty() && ends_.front().first <= expected_) {
@@ -657,7 +659,7 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
   uint64_t half_cap_;                  // selective repeat: ACK at least every half BDP cap
   std::unordered_set<uint32_t> seen_;  // read mode: flows with data here
   uint32_t last_seen_flow_ = UINT32_MAX;
-  std::deque<std::pair<uint64_t, uint32_t>> ends_;  // (one past last PSN, flow), by PSN
+  Ring<std::pair<uint64_t, uint32_t>> ends_;  // (one past last PSN, flow), by PSN
 };
 
 // ---- transport -------------------------------------------------------------------------------

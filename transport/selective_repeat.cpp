@@ -79,7 +79,7 @@ uint64_t ReorderBitmap::window(uint64_t base) const {
 bool SackScoreboard::sacked(uint64_t psn) const {
   if (psn < una_) return true;
   const uint64_t i = psn - una_;
-  return i < sacked_.size() && sacked_[i];
+  return i < sacked_.size() && sacked_[i] != 0;
 }
 
 void SackScoreboard::skip_sacked() {
@@ -90,8 +90,7 @@ uint64_t SackScoreboard::ack(uint64_t cum) {
   cum = std::min(cum, nxt_);  // a receiver never acknowledges what was not sent
   if (cum <= una_) return 0;
   const uint64_t n = cum - una_;
-  const uint64_t shift = std::min<uint64_t>(n, sacked_.size());
-  sacked_.erase(sacked_.begin(), sacked_.begin() + static_cast<std::ptrdiff_t>(shift));
+  for (uint64_t k = std::min<uint64_t>(n, sacked_.size()); k > 0; --k) sacked_.pop_front();
   una_ = cum;
   // The episode ends; holes it learnt and has not resent yet stay pending, and a hole already
   // resent is not resent again by the next episode (only a timeout resends it).
@@ -106,8 +105,8 @@ uint64_t SackScoreboard::nack(uint64_t cum, uint64_t sacked_psn) {
   const uint64_t n = ack(cum);
   if (sacked_psn < una_ || sacked_psn >= nxt_) return n;  // stale or bogus SACK
   const uint64_t i = sacked_psn - una_;
-  if (sacked_.size() <= i) sacked_.resize(i + 1, false);
-  sacked_[i] = true;
+  while (sacked_.size() <= i) sacked_.push_back(0);
+  sacked_[i] = 1;
   if (!in_recovery_) {
     in_recovery_ = true;
     recovery_seq_ = nxt_;

@@ -15,8 +15,9 @@
 #pragma once
 
 #include <cstdint>  // sequence numbers
-#include <deque>    // the sender's SACK marks, sliding with snd_una
 #include <vector>   // the receiver's ring of bit words
+
+#include "core/ring.h"  // the sender's SACK marks, sliding with snd_una
 
 namespace fabsim {
 
@@ -114,7 +115,7 @@ class SackScoreboard {
   uint64_t retx_next_ = 0;  // next PSN to examine for a hole
   uint64_t retx_end_ = 0;   // holes are below this (highest SACKed + 1, or snd_nxt on timeout)
   uint64_t max_outstanding_ = 0;
-  std::deque<bool> sacked_;  // sacked_[i]: una_ + i was SACKed
+  Ring<uint8_t> sacked_;  // sacked_[i] != 0: una_ + i was SACKed (nothing allocated before a SACK)
 };
 
 }  // namespace fabsim
