@@ -2,8 +2,8 @@
 // as deficit round robin's active list. Scripted sources, exact order of the frames sent.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
-#include <vector>
 
 #include "core/simulation.h"
 #include "helpers.h"
@@ -77,6 +77,22 @@ TEST(NicRoundRobin, ServesSourcesInTurnAndDropsOneWhenItsTurnFindsNoWork) {
   EXPECT_EQ(n.host.active_sources(), 0U);
 }
 
+// Activates `sources` in order (the first starts at once: the wire is idle), takes all work
+// from `x` until the first frame has left, checks how many sources the ring then holds, gives
+// `x` work again (activate) and runs to the end. Returns the sources of the frames, in order.
+std::string block_for_one_frame(Nic& n, std::initializer_list<Source*> sources, Source& x,
+                                size_t active_after) {
+  for (Source* s : sources) n.host.activate(s);
+  x.blocked = true;
+  n.sim.run(n.frame());
+  EXPECT_TRUE(n.far.order.empty());  // the first frame arrives a link delay later
+  EXPECT_EQ(n.host.active_sources(), active_after);
+  x.blocked = false;
+  n.host.activate(&x);
+  n.sim.run();
+  return n.far.order;
+}
+
 // A source that runs out of work (a window fills) stays in the ring until its turn; if it gets
 // work again before then it keeps its place (it is not moved behind the others).
 TEST(NicRoundRobin, ASourceThatGetsWorkAgainBeforeItsTurnKeepsItsPlace) {
@@ -85,15 +101,9 @@ TEST(NicRoundRobin, ASourceThatGetsWorkAgainBeforeItsTurnKeepsItsPlace) {
   Source b(n.sim, 1, 1);
   Source c(n.sim, 2, 3);
   Source d(n.sim, 3, 3);
-  for (Source* s : {&a, &b, &c, &d}) n.host.activate(s);  // a starts at once
-  c.blocked = true;
-  n.sim.run(n.frame());  // b's frame starts and b leaves; c is still in the ring
-  EXPECT_EQ(n.host.active_sources(), 3U);
-  c.blocked = false;
-  n.host.activate(&c);  // already in the ring: no move
-  EXPECT_EQ(n.host.active_sources(), 3U);
-  n.sim.run();
-  EXPECT_EQ(n.far.order, "abcdacdacd");
+  // After a's first frame b's turn comes: b sends its only frame and leaves, and c, blocked,
+  // is not looked at. c then keeps its place behind b, ahead of d.
+  EXPECT_EQ(block_for_one_frame(n, {&a, &b, &c, &d}, c, 3), "abcdacdacd");
 }
 
 // A source whose turn finds it without work leaves the ring; when it gets work again it joins
@@ -103,15 +113,9 @@ TEST(NicRoundRobin, ASourceThatLeftJoinsAgainAtTheTail) {
   Source a(n.sim, 0, 3);
   Source b(n.sim, 1, 3);
   Source c(n.sim, 2, 3);
-  for (Source* s : {&a, &b, &c}) n.host.activate(s);  // a starts at once
-  b.blocked = true;
-  n.sim.run(n.frame());              // b's turn: it leaves, c is served
-  EXPECT_TRUE(n.far.order.empty());  // a's frame arrives a link delay later
-  EXPECT_EQ(n.host.active_sources(), 2U);
-  b.blocked = false;
-  n.host.activate(&b);  // the tail: the ring is a, c, b, and the turn after c is b's
-  n.sim.run();
-  EXPECT_EQ(n.far.order, "acbacbacb");
+  // b's turn finds it blocked: it leaves and c is served. It joins again at the tail: the ring
+  // is a, c, b, and the turn after c is b's.
+  EXPECT_EQ(block_for_one_frame(n, {&a, &b, &c}, b, 2), "acbacbacb");
 }
 
 // A source not yet due (pacing) is passed over and keeps its place; the NIC wakes up when it
