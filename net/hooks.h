@@ -6,7 +6,11 @@
 //    applies the verdict and keeps the buffer accounting, so a hook cannot admit what the buffer
 //    refuses (it may trim it instead).
 //  - A dequeue hook runs when the port starts sending a packet of that queue (RED/ECN marking,
-//    INT stamping); REFERENCE.md §7.1: both mark and stamp at dequeue.
+//    INT stamping); REFERENCE.md §7.1: both mark and stamp at dequeue. A port may instead run
+//    a queue's hook at departure, when the last bit has left, on the queue as it is then
+//    (`network.ecn.mark_at = "departure"`, as uet-htsim marks). It is skipped for a frame
+//    whose queue stayed empty to the end (the port has no event there), so a departure hook
+//    must be one that does nothing on an empty queue, as RED.
 // A port holds a plain pointer per queue; with none installed the cost is one load and branch,
 // with one it is one virtual call (no std::function, no allocation per packet: STYLE.md 9).
 // Hooks are owned by the switch (Switch::adopt_hook) and may serve several ports and queues.

@@ -215,6 +215,7 @@ void Link::prefetch_next() const {
 }
 
 void Link::drain() {
+  if (held_ != nullptr) sim_.pool().release(take_held());
   if (head_.p != nullptr) sim_.pool().release(head_.p);
   head_ = {nullptr, Time()};
   while (!ring_.empty()) {

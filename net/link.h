@@ -13,6 +13,7 @@
 #include <string>   // name
 #include <vector>   // loss probability cache
 
+#include "core/assert.h"
 #include "core/packet.h"
 #include "core/ring.h"
 #include "core/rng.h"
@@ -168,7 +169,30 @@ class alignas(64) Link : public EventTarget {
     f.last_data_tx = last_data_tx_;
     return f;
   }
-  size_t in_flight() const { return (head_.p != nullptr ? 1 : 0) + ring_.size(); }
+  size_t in_flight() const {
+    return (head_.p != nullptr ? 1 : 0) + ring_.size() + (held_ != nullptr ? 1 : 0);
+  }
+  /// The frame whose serialization onto this link ended at `sent` (transmit's argument), if it
+  /// is still on the wire: it is the newest one. Null if it was lost or has arrived.
+  Packet* on_wire(Time sent) const {
+    const Slot& s = ring_.empty() ? head_ : ring_.back();
+    return s.p != nullptr && s.arrive == sent + flight_ ? s.p : nullptr;
+  }
+  /// Propagation delay plus security latency: a frame arrives this long after it was sent.
+  Time flight() const { return flight_; }
+  /// A frame the port feeding this link has serialized but hands over only at the end of it
+  /// (EgressPort::set_dequeue_hook with at_departure, on a link without delay): the port keeps
+  /// it here until then (take_held), because the link has a free slot where the port has none.
+  void hold(Packet* p) {
+    FABSIM_ASSERT(held_ == nullptr);
+    held_ = p;
+  }
+  Packet* held() const { return held_; }
+  Packet* take_held() {
+    Packet* p = held_;
+    held_ = nullptr;
+    return p;
+  }
   /// Returns in-flight packets to the pool (end of a run that stopped early).
   void drain();
 
@@ -212,7 +236,8 @@ class alignas(64) Link : public EventTarget {
     std::vector<double> error_loss;  // frame loss probability by frame size, when ber > 0
   };
   std::unique_ptr<Impairments> imp_;
-  Impairments& imp();  // allocates the block on first use
+  Packet* held_ = nullptr;  // hold(): in what was the last line's padding
+  Impairments& imp();       // allocates the block on first use
   void lose(Packet* p, bool fault);
   /// Draws whether the loss model loses a (non-PFC) frame, and steps a Gilbert-Elliott chain.
   bool model_loses();

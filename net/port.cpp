@@ -49,9 +49,14 @@ void EgressPort::set_admission_hook(uint8_t cls, AdmissionHook* h) {
   if (slot_[cls] != kNoQueue) q_[slot_[cls]].admission = h;
 }
 
-void EgressPort::set_dequeue_hook(uint8_t cls, DequeueHook* h) {
+void EgressPort::set_dequeue_hook(uint8_t cls, DequeueHook* h, bool at_departure) {
+  FABSIM_CHECK(cls < kNumClasses);
   dequeue_[cls] = h;
-  hooked_ = static_cast<uint8_t>(h != nullptr ? hooked_ | (1U << cls) : hooked_ & ~(1U << cls));
+  const auto bit = static_cast<uint8_t>(1U << cls);
+  const bool start = h != nullptr && !at_departure;
+  const bool end = h != nullptr && at_departure;
+  hooked_ = static_cast<uint8_t>(start ? hooked_ | bit : hooked_ & ~bit);
+  departs_ = static_cast<uint8_t>(end ? departs_ | bit : departs_ & ~bit);
   if (slot_[cls] != kNoQueue) q_[slot_[cls]].dequeue = h;
 }
 
@@ -93,6 +98,8 @@ void EgressPort::kick() {
     if (pulls_ || nonempty_ != 0) arm_tx_done();
     return;
   }
+  if (departure_due_) [[unlikely]]
+    depart();
   if (Packet* p = select()) start(p);
 }
 
@@ -179,8 +186,37 @@ void EgressPort::start(Packet* p) {
   ++counters_.tx_packets;
   counters_.tx_bytes += p->size;
   if (is_data(p->type)) ++counters_.tx_data_packets;
+  if (at_departure(p->tclass)) [[unlikely]] {
+    departure_due_ = true;
+    if (link_->flight() == Time()) {
+      // On a link without delay the frame would reach the next hop at the instant it ends,
+      // perhaps before the port's event: it waits here and goes onto the link at depart().
+      link_->hold(p);
+      arm_tx_done();
+      return;
+    }
+  }
   link_->transmit(p, tx_end_);
   if (pulls_ || nonempty_ != 0) arm_tx_done();
+}
+
+// The end of a frame whose class's hook runs at departure (kick() at that instant, from the
+// end-of-frame event or an earlier arrival). The hook sees the queue as it is then, what
+// arrived during the frame included; the frame is still on the wire (it left at the start,
+// to arrive at the same time as ever) unless the link lost it. A port has no event at a
+// frame's end when nothing joined its queues during the frame (see kick()): that queue is
+// then empty at the departure, where RED does not mark and draws nothing, so a later kick
+// skips the hook. A departure hook must be one that does nothing on an empty queue.
+void EgressPort::depart() {
+  departure_due_ = false;
+  if (Packet* p = link_->take_held()) {
+    FABSIM_ASSERT(sim_.now() == tx_end_);  // a held frame's end has an event
+    dequeue_hook(p->tclass)->on_dequeue(*p, *this);
+    link_->transmit(p, tx_end_);
+    return;
+  }
+  if (sim_.now() != tx_end_) return;
+  if (Packet* p = link_->on_wire(tx_end_)) dequeue_hook(p->tclass)->on_dequeue(*p, *this);
 }
 
 // The packet most likely to start next (the head of the lowest busy class), or else the

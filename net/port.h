@@ -68,7 +68,12 @@ class alignas(64) EgressPort : public EventTarget {
 
   /// Hooks of queue `cls` (not owned; null = none). See net/hooks.h.
   void set_admission_hook(uint8_t cls, AdmissionHook* h);
-  void set_dequeue_hook(uint8_t cls, DequeueHook* h);
+  /// A dequeue hook runs when the port starts sending a packet of the queue, or with
+  /// `at_departure` when the last bit of it has left, with the queue as it is then; the packet
+  /// then goes onto the link at that moment (net/hooks.h).
+  void set_dequeue_hook(uint8_t cls, DequeueHook* h, bool at_departure = false);
+  /// Class `cls`'s hook runs at departure (set_dequeue_hook).
+  bool at_departure(uint8_t cls) const { return (departs_ >> cls) & 1U; }
   AdmissionHook* admission_hook(uint8_t cls) const {
     const uint8_t s = slot_[cls];
     return s != kNoQueue ? q_[s].admission : cls < kControlClass ? admission_[cls] : nullptr;
@@ -117,6 +122,7 @@ class alignas(64) EgressPort : public EventTarget {
   Packet* pop(uint8_t cls);
   void start(Packet* p);
   void arm_tx_done();
+  void depart();
   void resume(uint8_t cls);
   void arm_pause_expiry();
 
@@ -145,13 +151,16 @@ class alignas(64) EgressPort : public EventTarget {
   bool pulls_ = false;
   uint8_t rr_ = 0;
   bool turn_started_ = false;
-  uint8_t nq_ = 0;      // lines in use in q_ (room for 2, then 8)
-  uint8_t hooked_ = 0;  // bit c set when class c has a dequeue hook (a NIC's have none)
+  uint8_t nq_ = 0;  // lines in use in q_ (room for 2, then 8)
+  uint8_t hooked_ =
+      0;  // bit c set when class c has a dequeue hook run at start (a NIC's have none)
+  uint8_t departs_ = 0;  // bit c set when class c's dequeue hook runs at departure
   std::array<uint8_t, kNumClasses> slot_;
-  uint32_t tx_size_ = 0;    // frame bytes of the frame being serialized
-  int64_t data_bytes_ = 0;  // the data classes' bytes summed (INT and GSE read it per packet)
-  Time busy_;               // serialization time of every frame started
-  Timer tx_timer_;          // kTxDone: armed for tx_end_ when something may wait for the wire
+  bool departure_due_ = false;  // the frame being serialized has its hook at departure
+  uint32_t tx_size_ = 0;        // frame bytes of the frame being serialized
+  int64_t data_bytes_ = 0;      // the data classes' bytes summed (INT and GSE read it per packet)
+  Time busy_;                   // serialization time of every frame started
+  Timer tx_timer_;              // kTxDone: armed for tx_end_ when something may wait for the wire
   struct alignas(64) ClassQueue {
     Ring<Packet*> q;
     int64_t bytes = 0;

@@ -20,7 +20,9 @@ uint16_t Switch::add_port(Link* out) {
   s.egress = sim_.arena().make<EgressPort>(sim_, this, idx, out);
   s.egress->set_dwrr(cfg_.dwrr_weights, cfg_.max_frame_bytes);
   if (cfg_.ecn.enabled) {
-    for (uint8_t c = 0; c < kControlClass; ++c) s.egress->set_dequeue_hook(c, &red_);
+    for (uint8_t c = 0; c < kControlClass; ++c) {
+      s.egress->set_dequeue_hook(c, &red_, cfg_.ecn.at_departure);
+    }
   }
   egress_.push_back(s.egress.get());
   ports_.push_back(std::move(s));
@@ -37,6 +39,9 @@ void Switch::set_admission_hook(uint16_t port, uint8_t cls, AdmissionHook* h) {
 void Switch::add_dequeue_hook(uint16_t port, uint8_t cls, DequeueHook* h) {
   FABSIM_ASSERT(port < ports_.size() && cls < kNumClasses);
   EgressPort& e = *ports_[port].egress;
+  // A stamping hook runs when the packet starts; a queue whose marking runs at departure would
+  // need both points (the scenario loader refuses the combination).
+  FABSIM_CHECK(!e.at_departure(cls));
   stamping_hooks_ = true;
   DequeueHook* cur = e.dequeue_hook(cls);
   if (cur == nullptr) {

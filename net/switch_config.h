@@ -52,6 +52,11 @@ struct EcnConfig {
   /// > 0: kmin and kmax are for a port of this rate and scale linearly with each port's rate
   /// (HPCC ns-3's KMIN_MAP / KMAX_MAP: 400/1600 KB at 100G, 1600/6400 KB at 400G).
   Rate reference_rate;
+  /// Where the rule looks at the queue: false = when the port starts sending the packet
+  /// (REFERENCE.md §7.1); true = when its last bit has left, so what arrived meanwhile counts
+  /// (uet-htsim's CompositeQueue marks in completeService). [UNVERIFIED] which one a given
+  /// switch ASIC does; `network.ecn.mark_at`.
+  bool at_departure = false;
   /// ToR ports towards hosts mark too; false with receiver credit (the spec's advice, and
   /// uet-htsim's with receiver-driven CC: the last hop is the receiver pacer's to manage).
   bool host_ports = true;

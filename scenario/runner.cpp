@@ -4,6 +4,8 @@
 #include <algorithm>  // stable_sort (flows by source for the ideal FCTs)
 #include <chrono>     // wall time for the (non-JSON) speed figures
 
+#include <fmt/format.h>
+
 #include "net/ideal_fct.h"
 #include "net/int_stamp.h"
 #include "net/meter.h"
@@ -50,6 +52,12 @@ Run::~Run() = default;
 // The transport's CC reads in-band telemetry (HPCC): every switch port stamps a record on data
 // packets of every data class at dequeue, after RED/ECN (REFERENCE.md §2.3).
 void Run::install_int() {
+  if (cfg_.network.sw.ecn.enabled && cfg_.network.sw.ecn.at_departure) {
+    throw ConfigError(fmt::format(
+        "{}: key 'network.ecn.mark_at': \"dequeue\" with a congestion control that reads INT "
+        "(the INT records are stamped when a packet starts, on the queue RED also reads)",
+        cfg_.file));
+  }
   for (size_t i = 0; i < net_.switch_count(); ++i) {
     Switch& sw = net_.sw(i);
     auto& hook = sw.adopt_hook(std::make_unique<IntStampHook>(sim_, cfg_.network.int_units));

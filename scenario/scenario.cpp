@@ -199,6 +199,11 @@ void load_network(Section& s, NetworkConfig& n) {
                                    "> 0: kmin and kmax are for a port of this rate and scale "
                                    "with each port's rate (HPCC ns-3 K maps); 0 = the same for "
                                    "every port");
+  n.sw.ecn.at_departure =
+      e.choice("mark_at", n.sw.ecn.at_departure ? "departure" : "dequeue", {"dequeue", "departure"},
+               "where the rule reads the queue behind the packet: dequeue = when the port starts "
+               "sending it; departure = when its last bit has left, counting what arrived "
+               "meanwhile (uet-htsim's queues)") == "departure";
   n.sw.ecn.host_ports = e.boolean("host_ports", n.sw.ecn.host_ports,
                                   "ToR ports towards hosts mark as well (false with UET "
                                   "receiver credit, as the UE spec advises)");

@@ -1,8 +1,9 @@
 // Shared test fixtures: a recording endpoint and packet construction.
 #pragma once
 
-#include <algorithm>  // min, max
-#include <map>        // bytes per flow
+#include <algorithm>   // min, max
+#include <functional>  // At's action
+#include <map>         // bytes per flow
 #include <ostream>
 #include <string>
 #include <vector>
@@ -14,6 +15,19 @@
 #include "transport/flow.h"
 
 namespace fabsim::test {
+
+/// Runs `fn` at simulated time `t` (Simulation::run(until) stops at the last event before
+/// `until` without moving the clock there: a test that acts at a time schedules it).
+class At : public EventTarget {
+ public:
+  At(Simulation& sim, Time t, std::function<void()> fn) : fn_(std::move(fn)) {
+    sim.schedule(t, this, 0);
+  }
+  void on_event(uint32_t /*tag*/, uint32_t /*gen*/) override { fn_(); }
+
+ private:
+  std::function<void()> fn_;
+};
 
 /// Records every packet it receives, then returns it to the pool.
 class RecordingSink : public Endpoint {

@@ -262,6 +262,26 @@ TEST(HpccScenario, TwoToOneDrainsTheQueueAndSharesTheLink) {
   EXPECT_EQ(records, acks);
 }
 
+// INT records are stamped when a packet starts, on the queue RED reads; marking at departure
+// would split the two, so a scenario asking for both is refused with the key named.
+TEST(HpccScenario, EcnMarkingAtDepartureWithIntIsRefused) {
+  const std::string s = test::two_to_one_toml(
+      "[network.ecn]\nmark_at = \"departure\"\n[transport]\nkind = \"roce\"\ncc = \"hpcc\"\n",
+      "1MB");
+  try {
+    fabsim::Run run(load_scenario_text(s, "h.toml"));
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("h.toml: key 'network.ecn.mark_at'"), std::string::npos)
+        << e.what();
+  }
+  // With DCQCN, which reads no INT, the same marking point runs.
+  fabsim::Run dcqcn(load_scenario_text(
+      test::two_to_one_toml("[network.ecn]\nmark_at = \"departure\"\n", "1MB"), "d.toml"));
+  const RunResult r = execute_checked(dcqcn);
+  EXPECT_TRUE(r.flows[0].done && r.flows[1].done);
+}
+
 // With R_AI from the HPCC paper's W_AI = W_init (1 - eta) / N for N = 2 flows (line x 0.05 / 2 =
 // 2.5 Gb/s) the restoring force halves a gap every 13 commits (61 us), and with 1,000 B packets
 // (a window of about 25 packets per flow, fine enough not to lock the shares) the two flows

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "gse/gse.h"
+#include "helpers.h"
 #include "report/writers.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
@@ -271,17 +272,7 @@ class Releases : public ReleaseSink {
   Simulation& sim_;
 };
 
-// Runs `fn` at simulated time `t`.
-class At : public EventTarget {
- public:
-  At(Simulation& sim, Time t, std::function<void()> fn) : fn_(std::move(fn)) {
-    sim.schedule(t, this, 0);
-  }
-  void on_event(uint32_t /*tag*/, uint32_t /*gen*/) override { fn_(); }
-
- private:
-  std::function<void()> fn_;
-};
+using test::At;
 
 struct ReorderBench {
   explicit ReorderBench(GseConfig c) : sim(1), sink(sim), cfg(c), stage(sim, sink, cfg, {true}) {}

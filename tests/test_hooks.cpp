@@ -3,6 +3,8 @@
 // counters per cause, and every field of the INT record.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <memory>  // make_unique hooks
 #include <vector>  // arrivals
 
@@ -54,9 +56,11 @@ class DetailSink : public Endpoint {
 
 // Three hosts on one 100 Gb/s switch; packets for host 0 can be held by pausing its downlink.
 struct Bench {
-  explicit Bench(const SwitchConfig& sw) : sim(1), net(sim), sink(sim) {
+  explicit Bench(const SwitchConfig& sw, Time link_delay = Time::us(1))
+      : sim(1), net(sim), sink(sim) {
     SingleSwitchConfig cfg;
     cfg.hosts = 3;
+    cfg.host_link_delay = link_delay;
     build_single_switch(net, cfg, sw, 20,
                         [](uint32_t id) { return std::make_unique<EcmpSelector>(id); });
     sink_id = net.endpoints().add(&sink);
@@ -297,6 +301,72 @@ TEST(RedHook, MarksOnTheQueueBehindAtDequeue) {
   EXPECT_EQ(t.sink.arrivals[0].ecn, Ecn::kCe);
   EXPECT_EQ(t.sink.arrivals[1].ecn, Ecn::kCe);
   EXPECT_EQ(t.sink.arrivals[2].ecn, Ecn::kEct);
+}
+
+SwitchConfig ecn_always_at_departure() {
+  SwitchConfig sw = ecn_always();
+  sw.ecn.at_departure = true;
+  return sw;
+}
+
+TEST(RedHook, AtDepartureTheHookRunsAtTheEndAndNotAtTheStart) {
+  Bench t(ecn_always_at_departure());
+  for (uint8_t c = 0; c < kControlClass; ++c) {
+    EXPECT_NE(t.down().dequeue_hook(c), nullptr);
+    EXPECT_TRUE(t.down().at_departure(c));
+  }
+  EXPECT_FALSE(t.down().at_departure(kControlClass));
+  t.sw().disable_ecn(0);
+  EXPECT_EQ(t.down().dequeue_hook(1), nullptr);
+  EXPECT_FALSE(t.down().at_departure(1));
+}
+
+// Frame 0 reaches an idle port and starts with nothing behind it; frame 1 arrives half-way
+// through it. At dequeue the rule sees an empty queue behind frame 0; at departure frame 1 is
+// behind it. Frame 1 leaves with nothing behind it either way. The frames arrive at the same
+// times in both modes, on a link with delay and on one without (where the port holds the
+// frame until its end).
+TEST(RedHook, AtDepartureWhatArrivedDuringTheFrameCounts) {
+  for (const Time delay : {Time::us(1), Time()}) {
+    for (const bool departure : {false, true}) {
+      Bench t(departure ? ecn_always_at_departure() : ecn_always(), delay);
+      t.inject(t.make(1, 0, Ecn::kEct));
+      test::At half_way(t.sim, kSer / 2, [&t] { t.inject(t.make(1, 1, Ecn::kEct)); });
+      t.sim.run();
+      const std::string where = fmt::format("delay {} departure {}", to_string(delay), departure);
+      ASSERT_EQ(t.sink.arrivals.size(), 2U) << where;
+      EXPECT_EQ(t.down().counters().ecn_marks, departure ? 1U : 0U) << where;
+      EXPECT_EQ(t.sink.arrivals[0].ecn, departure ? Ecn::kCe : Ecn::kEct) << where;
+      EXPECT_EQ(t.sink.arrivals[1].ecn, Ecn::kEct) << where;
+      EXPECT_EQ(t.sink.arrivals[0].at, kSer + delay) << where;
+      EXPECT_EQ(t.sink.arrivals[1].at, kSer + kSer + delay) << where;
+      EXPECT_EQ(t.sim.pool().live(), 0U) << where;
+    }
+  }
+}
+
+// A frame the link loses is not marked, and the hook does not take the frame before it, still
+// on the wire, for it. Frame 0 leaves alone (not marked) and is on the wire for 1 us; frame 1
+// starts after it, on a link that loses everything, and frame 2 joins the queue during frame
+// 1, so the port has an event at frame 1's end, where frame 0 is the newest frame on the wire.
+TEST(RedHook, AtDepartureALostFrameIsNotMarkedNorIsAnother) {
+  Bench t(ecn_always_at_departure());
+  Link& wire = *t.down().link();
+  t.inject(t.make(1, 0, Ecn::kEct));
+  test::At second(t.sim, kSer + kSer / 4, [&] {
+    wire.set_loss(LossModel::bernoulli(1.0));
+    t.inject(t.make(1, 1, Ecn::kEct));  // lost as it starts
+    wire.set_loss(LossModel::bernoulli(0.0));
+  });
+  test::At third(t.sim, kSer + kSer / 2, [&t] { t.inject(t.make(1, 2, Ecn::kEct)); });
+  t.sim.run();
+  EXPECT_EQ(wire.lost(), 1U);
+  ASSERT_EQ(t.sink.arrivals.size(), 2U);
+  EXPECT_EQ(t.sink.arrivals[0].seq, 0U);
+  EXPECT_EQ(t.sink.arrivals[0].ecn, Ecn::kEct);
+  EXPECT_EQ(t.sink.arrivals[1].seq, 2U);
+  EXPECT_EQ(t.sink.arrivals[1].ecn, Ecn::kEct);
+  EXPECT_EQ(t.down().counters().ecn_marks, 0U);
 }
 
 // Thresholds given for a reference rate scale with the port's rate (HPCC ns-3's K maps). The
