@@ -98,7 +98,7 @@ void EgressPort::kick() {
     if (pulls_ || nonempty_ != 0) arm_tx_done();
     return;
   }
-  if (departure_due_) [[unlikely]]
+  if (departure_ != 0) [[unlikely]]
     depart();
   if (Packet* p = select()) start(p);
 }
@@ -187,10 +187,11 @@ void EgressPort::start(Packet* p) {
   counters_.tx_bytes += p->size;
   if (is_data(p->type)) ++counters_.tx_data_packets;
   if (at_departure(p->tclass)) [[unlikely]] {
-    departure_due_ = true;
+    departure_ = static_cast<uint8_t>(p->tclass + 1);
     if (link_->flight() == Time()) {
       // On a link without delay the frame would reach the next hop at the instant it ends,
       // perhaps before the port's event: it waits here and goes onto the link at depart().
+      departure_ |= kHeld;
       link_->hold(p);
       arm_tx_done();
       return;
@@ -208,15 +209,19 @@ void EgressPort::start(Packet* p) {
 // then empty at the departure, where RED does not mark and draws nothing, so a later kick
 // skips the hook. A departure hook must be one that does nothing on an empty queue.
 void EgressPort::depart() {
-  departure_due_ = false;
-  if (Packet* p = link_->take_held()) {
+  const auto cls = static_cast<uint8_t>((departure_ & ~kHeld) - 1);
+  const bool held = (departure_ & kHeld) != 0;
+  departure_ = 0;
+  if (held) {
     FABSIM_ASSERT(sim_.now() == tx_end_);  // a held frame's end has an event
-    dequeue_hook(p->tclass)->on_dequeue(*p, *this);
+    Packet* p = link_->take_held();
+    dequeue_hook(cls)->on_dequeue(*p, *this);
     link_->transmit(p, tx_end_);
     return;
   }
-  if (sim_.now() != tx_end_) return;
-  if (Packet* p = link_->on_wire(tx_end_)) dequeue_hook(p->tclass)->on_dequeue(*p, *this);
+  // Nothing to do on an empty queue: the frame is not even looked up (a cache miss).
+  if (sim_.now() != tx_end_ || queued_bytes(cls) == 0) return;
+  if (Packet* p = link_->on_wire(tx_end_)) dequeue_hook(cls)->on_dequeue(*p, *this);
 }
 
 // The packet most likely to start next (the head of the lowest busy class), or else the

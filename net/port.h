@@ -134,6 +134,7 @@ class alignas(64) EgressPort : public EventTarget {
   // line in q_. The hooks and DWRR weights of classes without a queue wait in cold arrays and
   // are copied into the line when it is made.
   static constexpr uint8_t kNoQueue = 0xFF;
+  static constexpr uint8_t kHeld = 0x80;            // in departure_
   static constexpr int64_t kDefaultQuantum = 9216;  // DWRR bytes per turn before set_dwrr
   /// Lines allocated in q_ for `n` in use: none, then room for 2, then for all classes.
   static constexpr size_t room_for(uint8_t n) { return n == 0 ? 0 : n <= 2 ? 2 : kNumClasses; }
@@ -156,11 +157,13 @@ class alignas(64) EgressPort : public EventTarget {
       0;  // bit c set when class c has a dequeue hook run at start (a NIC's have none)
   uint8_t departs_ = 0;  // bit c set when class c's dequeue hook runs at departure
   std::array<uint8_t, kNumClasses> slot_;
-  bool departure_due_ = false;  // the frame being serialized has its hook at departure
-  uint32_t tx_size_ = 0;        // frame bytes of the frame being serialized
-  int64_t data_bytes_ = 0;      // the data classes' bytes summed (INT and GSE read it per packet)
-  Time busy_;                   // serialization time of every frame started
-  Timer tx_timer_;              // kTxDone: armed for tx_end_ when something may wait for the wire
+  // The frame being serialized has its class's hook at departure: class + 1 (0 = no), and
+  // kHeld when the link holds it until then (Link::hold).
+  uint8_t departure_ = 0;
+  uint32_t tx_size_ = 0;    // frame bytes of the frame being serialized
+  int64_t data_bytes_ = 0;  // the data classes' bytes summed (INT and GSE read it per packet)
+  Time busy_;               // serialization time of every frame started
+  Timer tx_timer_;          // kTxDone: armed for tx_end_ when something may wait for the wire
   struct alignas(64) ClassQueue {
     Ring<Packet*> q;
     int64_t bytes = 0;

@@ -11,14 +11,14 @@ Usage:
 DIR holds the connection matrices made with htsim's own generators (seed 1):
   perm_1024n_2MB_s1.cm          gen_permutation.py  perm_1024n_2MB_s1.cm 1024 1024 2000000 0 1
   incast_1024n_128to1_2MB_s1.cm gen_incast.py       incast_1024n_128to1_2MB_s1.cm 1024 128 2000000 0 1 0
-  a2a_128n_256KiB_s1.cm         gen_serialn_alltoall.py 128 128 128 127 262144 0 1 (redirected)
+  a2a_128n_256KiB_s1.cm         gen_serialn_alltoall.py a2a_128n_256KiB_s1.cm 128 128 128 127 262144 0 1
 Each matrix line "a->b id n start t size s" becomes a fabsim flow from a to b of s bytes at t us.
 
 Both sides: 100 Gb/s and 1 us on every link, MTU 4,150 B (4,086 B payload + 64 B header), 64 B
 control frames, no preamble/gap on the wire (htsim has none), no PFC, trimming at one BDP of
 queue (htsim's rounding to whole MTUs) counting the frame on the wire and trimming the arriving
 or the last queued packet at random (htsim's queue), ECN at 20 % / 80 % of it with probability
-1 at the top,
+1 at the top, decided when the packet's last bit has left (htsim's completeService),
 NSCC with htsim's derived parameters, the "mixed" entropy selection over 64 entropies, RUD, and
 FCT measured at the sender when the last ACK arrives (htsim's "finished at" - "starting at").
 htsim is run with -end 100000 (us) -seed 1. Wall time and peak RSS come from /usr/bin/time.
@@ -82,6 +82,7 @@ def fabsim_toml(name, matrix, topo, trim, kmin, kmax):
              "[network.buffer]", 'size = "1GiB"',
              "[network.pfc]", "enabled = false",
              "[network.ecn]", "enabled = true", f"kmin = {kmin}", f"kmax = {kmax}", "pmax = 1.0",
+             'mark_at = "departure"',
              f"host_ports = {'false' if credit else 'true'}",
              "[network.trim]", "enabled = true", f"threshold = {trim}", "last_hop_factor = 1.0",
              "count_on_wire = true", "random_victim = true",
