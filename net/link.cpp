@@ -173,6 +173,7 @@ void Link::set_up(bool up) {
   if (up_ == up) return;
   up_ = up;
   if (!up) {
+    if (held_ != nullptr) lose(take_held(), true);  // its port was serializing it onto the link
     if (head_.p != nullptr) lose(head_.p, true);
     head_ = {nullptr, Time()};
     while (!ring_.empty()) {

@@ -188,7 +188,7 @@ void EgressPort::start(Packet* p) {
   if (is_data(p->type)) ++counters_.tx_data_packets;
   if (at_departure(p->tclass)) [[unlikely]] {
     departure_ = static_cast<uint8_t>(p->tclass + 1);
-    if (link_->flight() == Time()) {
+    if (link_->flight() == Time() && link_->up()) {
       // On a link without delay the frame would reach the next hop at the instant it ends,
       // perhaps before the port's event: it waits here and goes onto the link at depart().
       departure_ |= kHeld;
@@ -215,9 +215,9 @@ void EgressPort::depart() {
   if (held) {
     FABSIM_ASSERT(sim_.now() == tx_end_);  // a held frame's end has an event
     Packet* p = link_->take_held();
-    dequeue_hook(cls)->on_dequeue(*p, *this);
+    if (p == nullptr) return;  // lost with the link (Link::set_up)
+    // Onto the link first, so that a frame the link loses is not marked, as with a delay.
     link_->transmit(p, tx_end_);
-    return;
   }
   // Nothing to do on an empty queue: the frame is not even looked up (a cache miss).
   if (sim_.now() != tx_end_ || queued_bytes(cls) == 0) return;

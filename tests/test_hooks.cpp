@@ -349,24 +349,46 @@ TEST(RedHook, AtDepartureWhatArrivedDuringTheFrameCounts) {
 // on the wire, for it. Frame 0 leaves alone (not marked) and is on the wire for 1 us; frame 1
 // starts after it, on a link that loses everything, and frame 2 joins the queue during frame
 // 1, so the port has an event at frame 1's end, where frame 0 is the newest frame on the wire.
+// Without delay the port keeps each frame until its end, where the link decides its loss: the
+// loss model stays on until frame 1 has ended.
 TEST(RedHook, AtDepartureALostFrameIsNotMarkedNorIsAnother) {
-  Bench t(ecn_always_at_departure());
+  for (const Time delay : {Time::us(1), Time()}) {
+    Bench t(ecn_always_at_departure(), delay);
+    Link& wire = *t.down().link();
+    const Time loss_off = delay > Time() ? kSer + kSer / 4 : kSer + kSer + kSer / 2;
+    t.inject(t.make(1, 0, Ecn::kEct));
+    test::At second(t.sim, kSer + kSer / 4, [&] {
+      wire.set_loss(LossModel::bernoulli(1.0));
+      t.inject(t.make(1, 1, Ecn::kEct));  // lost
+    });
+    test::At off(t.sim, loss_off, [&wire] { wire.set_loss(LossModel::bernoulli(0.0)); });
+    test::At third(t.sim, kSer + kSer / 2, [&t] { t.inject(t.make(1, 2, Ecn::kEct)); });
+    t.sim.run();
+    const std::string where = to_string(delay);
+    EXPECT_EQ(wire.lost(), 1U) << where;
+    ASSERT_EQ(t.sink.arrivals.size(), 2U) << where;
+    EXPECT_EQ(t.sink.arrivals[0].seq, 0U) << where;
+    EXPECT_EQ(t.sink.arrivals[0].ecn, Ecn::kEct) << where;
+    EXPECT_EQ(t.sink.arrivals[1].seq, 2U) << where;
+    EXPECT_EQ(t.sink.arrivals[1].ecn, Ecn::kEct) << where;
+    EXPECT_EQ(t.down().counters().ecn_marks, 0U) << where;
+  }
+}
+
+// On a link without delay the port keeps the frame until its end; a link that dies meanwhile
+// loses it, as it loses frames on the wire, even if it is back before the frame's end.
+TEST(RedHook, AtDepartureAFrameHeldForALinkThatDiesIsLost) {
+  Bench t(ecn_always_at_departure(), Time());
   Link& wire = *t.down().link();
   t.inject(t.make(1, 0, Ecn::kEct));
-  test::At second(t.sim, kSer + kSer / 4, [&] {
-    wire.set_loss(LossModel::bernoulli(1.0));
-    t.inject(t.make(1, 1, Ecn::kEct));  // lost as it starts
-    wire.set_loss(LossModel::bernoulli(0.0));
-  });
-  test::At third(t.sim, kSer + kSer / 2, [&t] { t.inject(t.make(1, 2, Ecn::kEct)); });
+  EXPECT_EQ(wire.in_flight(), 1U);  // held
+  test::At down(t.sim, kSer / 2, [&wire] { wire.set_up(false); });
+  test::At up(t.sim, kSer / 2 + kSer / 4, [&wire] { wire.set_up(true); });
   t.sim.run();
-  EXPECT_EQ(wire.lost(), 1U);
-  ASSERT_EQ(t.sink.arrivals.size(), 2U);
-  EXPECT_EQ(t.sink.arrivals[0].seq, 0U);
-  EXPECT_EQ(t.sink.arrivals[0].ecn, Ecn::kEct);
-  EXPECT_EQ(t.sink.arrivals[1].seq, 2U);
-  EXPECT_EQ(t.sink.arrivals[1].ecn, Ecn::kEct);
-  EXPECT_EQ(t.down().counters().ecn_marks, 0U);
+  EXPECT_TRUE(t.sink.arrivals.empty());
+  EXPECT_EQ(wire.fault_counters().fault_frames, 1U);
+  EXPECT_EQ(wire.in_flight(), 0U);
+  EXPECT_EQ(t.sim.pool().live(), 0U);
 }
 
 // Thresholds given for a reference rate scale with the port's rate (HPCC ns-3's K maps). The
