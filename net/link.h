@@ -187,7 +187,6 @@ class alignas(64) Link : public EventTarget {
     FABSIM_ASSERT(held_ == nullptr);
     held_ = p;
   }
-  Packet* held() const { return held_; }
   Packet* take_held() {
     Packet* p = held_;
     held_ = nullptr;

@@ -70,7 +70,7 @@ class alignas(64) EgressPort : public EventTarget {
   void set_admission_hook(uint8_t cls, AdmissionHook* h);
   /// A dequeue hook runs when the port starts sending a packet of the queue, or with
   /// `at_departure` when the last bit of it has left, with the queue as it is then; the packet
-  /// then goes onto the link at that moment (net/hooks.h).
+  /// still goes onto the link when it starts (on a link without delay, at its end; depart()).
   void set_dequeue_hook(uint8_t cls, DequeueHook* h, bool at_departure = false);
   /// Class `cls`'s hook runs at departure (set_dequeue_hook).
   bool at_departure(uint8_t cls) const { return (departs_ >> cls) & 1U; }
@@ -152,9 +152,8 @@ class alignas(64) EgressPort : public EventTarget {
   bool pulls_ = false;
   uint8_t rr_ = 0;
   bool turn_started_ = false;
-  uint8_t nq_ = 0;  // lines in use in q_ (room for 2, then 8)
-  uint8_t hooked_ =
-      0;  // bit c set when class c has a dequeue hook run at start (a NIC's have none)
+  uint8_t nq_ = 0;       // lines in use in q_ (room for 2, then 8)
+  uint8_t hooked_ = 0;   // bit c: class c has a dequeue hook run at start (none on a NIC)
   uint8_t departs_ = 0;  // bit c set when class c's dequeue hook runs at departure
   std::array<uint8_t, kNumClasses> slot_;
   // The frame being serialized has its class's hook at departure: class + 1 (0 = no), and
