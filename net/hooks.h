@@ -47,6 +47,10 @@ class DequeueHook {
   virtual ~DequeueHook() = default;
   /// `port` starts sending `p` (it has left its queue; the port's queue counters exclude it).
   virtual void on_dequeue(Packet& p, EgressPort& port) = 0;
+  /// For a hook run at departure: whether it may act with queue `cls` of `port` as it is now.
+  /// The port looks the departing frame up (likely a cache miss) only if so. It must be false
+  /// on an empty queue, where the port has no event at the end of the frame to run the hook.
+  virtual bool may_act(const EgressPort& port, uint8_t cls) const;
 };
 
 /// Runs several dequeue hooks on one queue, in the order added (at most kMax). Defined out of
@@ -59,6 +63,7 @@ class DequeueChain : public DequeueHook {
     hooks_[n_++] = h;
   }
   void on_dequeue(Packet& p, EgressPort& port) override;
+  bool may_act(const EgressPort& port, uint8_t cls) const override;
 
  private:
   std::array<DequeueHook*, kMax> hooks_{};

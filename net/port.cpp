@@ -219,9 +219,12 @@ void EgressPort::depart() {
     // Onto the link first, so that a frame the link loses is not marked, as with a delay.
     link_->transmit(p, tx_end_);
   }
-  // Nothing to do on an empty queue: the frame is not even looked up (a cache miss).
-  if (sim_.now() != tx_end_ || queued_bytes(cls) == 0) return;
-  if (Packet* p = link_->on_wire(tx_end_)) dequeue_hook(cls)->on_dequeue(*p, *this);
+  // Nothing to do on an empty queue, or one where the hook would not act (RED below Kmin): the
+  // frame is not even looked up (a cache miss).
+  if (sim_.now() != tx_end_) return;
+  DequeueHook* h = dequeue_hook(cls);
+  if (!h->may_act(*this, cls)) return;
+  if (Packet* p = link_->on_wire(tx_end_)) h->on_dequeue(*p, *this);
 }
 
 // The packet most likely to start next (the head of the lowest busy class), or else the

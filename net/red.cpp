@@ -22,6 +22,17 @@ bool RedMarker::mark(Packet& p, int64_t queue_bytes, Bytes kmin, Bytes kmax) {
   return true;
 }
 
+int64_t RedEcnHook::kmin(const EgressPort& port) const {
+  const EcnConfig& c = marker_.config();
+  if (c.reference_rate.bps() <= 0) return c.kmin.count();
+  const Int128 rate = port.link()->config().rate.bps();
+  return static_cast<int64_t>(c.kmin.count() * rate / c.reference_rate.bps());
+}
+
+bool RedEcnHook::may_act(const EgressPort& port, uint8_t cls) const {
+  return port.queued_bytes(cls) > kmin(port);
+}
+
 void RedEcnHook::on_dequeue(Packet& p, EgressPort& port) {
   const EcnConfig& c = marker_.config();
   const int64_t queued = port.queued_bytes(p.tclass);

@@ -45,8 +45,12 @@ class RedEcnHook final : public DequeueHook {
  public:
   explicit RedEcnHook(RedMarker& marker) : marker_(marker) {}
   void on_dequeue(Packet& p, EgressPort& port) override;
+  /// Only above Kmin (scaled to the port's rate) can it mark or draw.
+  bool may_act(const EgressPort& port, uint8_t cls) const override;
 
  private:
+  /// Kmin in bytes for `port` (scaled by its rate against the reference rate, if one is set).
+  int64_t kmin(const EgressPort& port) const;
   RedMarker& marker_;
 };
 

@@ -412,6 +412,31 @@ TEST(RedHook, ThresholdsScaleWithThePortRate) {
   }
 }
 
+// At departure the port looks the departing frame up only where the hook may act: RED only
+// above Kmin (scaled to the port's rate like the marking rule), where it may draw and mark.
+TEST(RedHook, MayActOnlyAboveKminScaledToThePortRate) {
+  for (const bool scaled : {false, true}) {
+    SwitchConfig sw = ecn_always_at_departure();
+    sw.ecn.kmin = Bytes(kFrame);
+    sw.ecn.kmax = Bytes(8 * kFrame);
+    if (scaled) sw.ecn.reference_rate = Rate::gbps(50);  // the Bench's ports run at 100G
+    Bench t(sw);
+    EgressPort& port = t.down();
+    const DequeueHook& red = *port.dequeue_hook(1);
+    t.down().apply_pause(1, 65535);
+    std::vector<bool> acts{red.may_act(port, 1)};
+    for (uint64_t s = 0; s < 3; ++s) {
+      t.inject(t.make(1, s, Ecn::kEct));
+      acts.push_back(red.may_act(port, 1));
+    }
+    // Kmin is 1 frame, or 2 at twice the reference rate: not above it until the next frame.
+    const std::vector<bool> want = scaled ? std::vector<bool>{false, false, false, true}
+                                          : std::vector<bool>{false, false, true, true};
+    EXPECT_EQ(acts, want) << scaled;
+    EXPECT_FALSE(red.may_act(port, 2)) << scaled;  // another class's queue is empty
+  }
+}
+
 // Three frames asking for INT (and `extra` more without a block) wait behind a pause of the
 // port towards the sink, then leave back to back; returns when the pause ended.
 Time queue_int_frames_then_resume(Bench& t, Ecn ecn, int extra) {
