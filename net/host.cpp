@@ -12,17 +12,27 @@ void Host::attach(Link* out) {
   port_ = sim_.arena().make<EgressPort>(sim_, this, uint16_t{0}, out, /*pulls=*/true);
 }
 
+// Where a source that becomes active joins the round robin (docs/MODEL.md "NIC"). "fifo": at
+// the back, behind every source already waiting, as a flow joins the tail of deficit round
+// robin's active list (Shreedhar and Varghese, SIGCOMM '95) and a source joins uet-htsim's NIC
+// queue; in the ring that is just after the source served last, which it then stands in for
+// (the turn after it is the same). "ring" (the default): before the ring's first member,
+// wherever the round robin stands, so it may be served before sources that were waiting.
 void Host::activate(TxSource* s) {
   if (!s->on_nic_) {
     s->on_nic_ = true;
     if (head_ == nullptr) {
       head_ = s;
       s->nic_prev_ = s->nic_next_ = s;
-    } else {  // the tail: before the first
-      s->nic_prev_ = head_->nic_prev_;
-      s->nic_next_ = head_;
-      head_->nic_prev_->nic_next_ = s;
-      head_->nic_prev_ = s;
+    } else {
+      // Nothing served yet: the back is before the first; else it is after the last served.
+      const bool back = fifo_ && last_ != nullptr;
+      TxSource* const before = back ? last_ : head_->nic_prev_;
+      s->nic_prev_ = before;
+      s->nic_next_ = before->nic_next_;
+      before->nic_next_->nic_prev_ = s;
+      before->nic_next_ = s;
+      if (back) last_ = s;
     }
     ++active_count_;
   }

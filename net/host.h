@@ -83,8 +83,13 @@ class Host : public Node, public EventTarget {
 
   /// Connects the NIC's single port to its egress link.
   void attach(Link* out);
-  /// Puts `s` on the NIC's active list (no-op if already there) and tries to send.
+  /// Puts `s` on the NIC's round robin (no-op if already on it) and tries to send: behind
+  /// every waiting source with set_fifo(true), else before the ring's first member.
   void activate(TxSource* s);
+  /// Where a source that becomes active joins the NIC's round robin (network.nic_arbiter):
+  /// false (the default, "ring"): before the ring's first member, wherever the round robin
+  /// stands; true ("fifo"): behind every source already waiting.
+  void set_fifo(bool fifo) { fifo_ = fifo; }
   /// Sends a control packet (ACK, NACK, CNP) ahead of data.
   void send_control(Packet* p);
   /// Re-evaluates sending (after a source's pacing time moved earlier).
@@ -120,8 +125,11 @@ class Host : public Node, public EventTarget {
   std::string name_;
   const EndpointTable& endpoints_;
   ArenaPtr<EgressPort> port_;  // in the simulation's arena (line-aligned)
-  TxSource* head_ = nullptr;   // the active ring, in order of activation (null: empty)
-  TxSource* last_ = nullptr;   // the source served last (or the one before it, if it left)
+  TxSource* head_ = nullptr;   // a member of the active ring, where it starts (null: empty)
+  // The source served last (or the one before it, if it left; with fifo_, the newest arrival
+  // behind it, which takes its place at the back): the next turn is the one after it.
+  TxSource* last_ = nullptr;
+  bool fifo_ = false;
   size_t active_count_ = 0;
   Timer pacing_;
   HostCounters counters_;

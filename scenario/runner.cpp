@@ -28,6 +28,7 @@ Run::Run(ScenarioConfig cfg) : cfg_(std::move(cfg)), sim_(cfg_.seed), net_(sim_)
                   }};
   topo_ = cfg_.topology.kind->build(net_, cfg_.topology.config, env);
   check_memory_on_network();
+  for (size_t h = 0; h < net_.host_count(); ++h) net_.host(h).set_fifo(n.nic_fifo);
   for (const auto& link : net_.links()) {
     link->set_fec(n.fec);
     link->set_ber(n.ber);

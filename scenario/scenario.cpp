@@ -171,6 +171,13 @@ void load_network(Section& s, NetworkConfig& n) {
                    "random loss probability per packet per link (PFC frames exempt); the same "
                    "as network.loss.probability")
           : 0.0;
+  n.nic_fifo =
+      s.choice("nic_arbiter", "ring", {"ring", "fifo"},
+               "how a NIC takes turns between its active queue pairs / PDCs, a packet each: "
+               "ring = a source that becomes active joins before the ring's first member, "
+               "wherever the turn is (fabsim's rule until 2026-11); fifo = it joins behind "
+               "every waiting source, as in deficit round robin's active list and uet-htsim's "
+               "NIC") == "fifo";
   n.ber = s.real("ber", 0.0, 0.0, 0.5,
                  "pre-FEC bit error rate of every link (docs/FAULTS.md; seed 002 §4: ~1e-4 "
                  "for 800G PAM4)");

@@ -34,6 +34,7 @@ struct NetworkConfig {
   int64_t framing_bytes = 20;
   LossModel loss;                          // `network.loss_probability` or `[network.loss]`
   LossScope loss_links = LossScope::kAll;  // the links `loss` applies to
+  bool nic_fifo = false;                   // `network.nic_arbiter = "fifo"` (net/host.h)
   double ber = 0;                          // pre-FEC bit error rate of every link
   Fec fec = Fec::kRs544;
   /// `[network.trim]`: packet trimming on every switch queue of the data classes (REFERENCE.md
