@@ -78,7 +78,7 @@ def fabsim_toml(name, matrix, topo, trim, kmin, kmax):
     cc, _ = CREDIT.get(name, ("nscc", []))
     credit = name in CREDIT
     lines = [f'name = "uet-{name}"', "[simulation]", 'stop_time = "100ms"', topo,
-             "[network]", "preamble_ifg = false",
+             "[network]", "preamble_ifg = false", 'nic_arbiter = "fifo"',
              "[network.buffer]", 'size = "1GiB"',
              "[network.pfc]", "enabled = false",
              "[network.ecn]", "enabled = true", f"kmin = {kmin}", f"kmax = {kmax}", "pmax = 1.0",
