@@ -1,10 +1,11 @@
 // A host NIC port (every GPU has its own, seed 002 §3.1). It obeys PFC from its leaf, sends
 // control packets (ACK, CNP) at strict priority, and schedules data among its active transmit
 // sources (queue pairs, datagram flows) round-robin, honouring each source's pacing time.
-// The active sources form a ring in order of activation, as the active list of deficit round
-// robin (Shreedhar and Varghese, SIGCOMM 1995): a source joins at the tail when it gets work,
-// and leaves when its turn finds it without any (ready_at() is Time::max(): a window full, a
-// credit spent, nothing posted). A source that gets work again before its turn keeps its
+// The active sources form a ring, like the active list of deficit round robin (Shreedhar and
+// Varghese, SIGCOMM 1995): a source joins when it gets work (where: set_fifo, the scenario's
+// network.nic_arbiter: behind every waiting source, the list's tail, or before the ring's
+// first member), and leaves when its turn finds it without any (ready_at() is Time::max(): a window
+// full, a credit spent, nothing posted). A source that gets work again before its turn keeps its
 // place. A turn costs the sources it passes over, not every active source: a host with a
 // thousand connections waiting on their windows (an all-to-all) sends in constant time.
 // Received packets go to the endpoint named in the packet (the transport's receiver or sender).
