@@ -12,8 +12,8 @@ void Host::attach(Link* out) {
   port_ = sim_.arena().make<EgressPort>(sim_, this, uint16_t{0}, out, /*pulls=*/true);
 }
 
-// Where a source that becomes active joins the round robin (docs/MODEL.md "NIC"). "fifo": at
-// the back, behind every source already waiting, as a flow joins the tail of deficit round
+// Where a source that becomes active joins the round robin (docs/MODEL.md "Egress ports"). "fifo":
+// at the back, behind every source already waiting, as a flow joins the tail of deficit round
 // robin's active list (Shreedhar and Varghese, SIGCOMM '95) and a source joins uet-htsim's NIC
 // queue; in the ring that is just after the source served last, which it then stands in for
 // (the turn after it is the same). "ring" (the default): before the ring's first member,

@@ -22,15 +22,15 @@ bool RedMarker::mark(Packet& p, int64_t queue_bytes, Bytes kmin, Bytes kmax) {
   return true;
 }
 
-int64_t RedEcnHook::kmin(const EgressPort& port) const {
-  const EcnConfig& c = marker_.config();
-  if (c.reference_rate.bps() <= 0) return c.kmin.count();
+Bytes RedEcnHook::scaled(Bytes threshold, const EgressPort& port) const {
+  const Int128 ref = marker_.config().reference_rate.bps();
+  if (ref <= 0) return threshold;
   const Int128 rate = port.link()->config().rate.bps();
-  return static_cast<int64_t>(c.kmin.count() * rate / c.reference_rate.bps());
+  return Bytes(static_cast<int64_t>(threshold.count() * rate / ref));
 }
 
 bool RedEcnHook::may_act(const EgressPort& port, uint8_t cls) const {
-  return port.queued_bytes(cls) > kmin(port);
+  return port.queued_bytes(cls) > scaled(marker_.config().kmin, port).count();
 }
 
 void RedEcnHook::on_dequeue(Packet& p, EgressPort& port) {
@@ -38,10 +38,7 @@ void RedEcnHook::on_dequeue(Packet& p, EgressPort& port) {
   const int64_t queued = port.queued_bytes(p.tclass);
   bool marked = false;
   if (c.reference_rate.bps() > 0) {  // thresholds scale with this port's rate
-    const Int128 rate = port.link()->config().rate.bps();
-    const Int128 ref = c.reference_rate.bps();
-    marked = marker_.mark(p, queued, Bytes(static_cast<int64_t>(c.kmin.count() * rate / ref)),
-                          Bytes(static_cast<int64_t>(c.kmax.count() * rate / ref)));
+    marked = marker_.mark(p, queued, scaled(c.kmin, port), scaled(c.kmax, port));
   } else {
     marked = marker_.mark(p, queued);
   }

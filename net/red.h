@@ -49,8 +49,8 @@ class RedEcnHook final : public DequeueHook {
   bool may_act(const EgressPort& port, uint8_t cls) const override;
 
  private:
-  /// Kmin in bytes for `port` (scaled by its rate against the reference rate, if one is set).
-  int64_t kmin(const EgressPort& port) const;
+  /// A threshold for `port`: scaled by its rate against the reference rate, if one is set.
+  Bytes scaled(Bytes threshold, const EgressPort& port) const;
   RedMarker& marker_;
 };
 
