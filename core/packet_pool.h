@@ -63,8 +63,25 @@ class PacketPool {
       }
     }
   }
-  /// Packets ever allocated (the pool's high-water mark).
-  uint64_t capacity() const { return chunks_.size() * kChunk; }
+  /// Packets ever allocated (the pool's high-water mark; release_storage() keeps it).
+  uint64_t capacity() const { return capacity_; }
+  /// Packet slots allocated now (capacity() until release_storage(), then 0 until a packet is
+  /// acquired again).
+  uint64_t allocated() const { return chunks_.size() * kChunk; }
+  /// Frees every chunk of packets and blocks if none is live (true), else does nothing
+  /// (false). For the end of a run: the report is built after it, in the memory the packets
+  /// held, so it does not raise the process's peak. The pool stays usable.
+  bool release_storage() {
+    if (live_ != 0 || live_blocks_ != 0) return false;
+    chunks_.clear();
+    chunks_.shrink_to_fit();
+    free_ = nullptr;
+    block_chunks_.clear();
+    block_chunks_.shrink_to_fit();
+    free_blocks_.clear();
+    free_blocks_.shrink_to_fit();
+    return true;
+  }
 
   /// Gives `p` a zeroed extension block (it must have none) and returns it.
   ExtBlock& attach_block(Packet& p) {
@@ -99,13 +116,14 @@ class PacketPool {
   }
   uint64_t live_blocks() const { return live_blocks_; }
   /// Blocks ever allocated (0 in a run whose protocols need none).
-  uint64_t block_capacity() const { return block_chunks_.size() * kBlockChunk; }
+  uint64_t block_capacity() const { return block_capacity_; }
 
  private:
   static constexpr size_t kChunk = 4096;
   static constexpr uint32_t kBlockChunk = 1024;  // 256 KiB of blocks per chunk
   void grow() {
     chunks_.push_back(std::make_unique<Packet[]>(kChunk));
+    if (chunks_.size() * kChunk > capacity_) capacity_ = chunks_.size() * kChunk;
     Packet* base = chunks_.back().get();
     for (size_t i = kChunk; i-- > 0;) {
       base[i].ledger = kPacketFree;
@@ -124,6 +142,8 @@ class PacketPool {
   void grow_blocks() {
     const auto first = static_cast<uint32_t>(block_chunks_.size() * kBlockChunk);
     block_chunks_.push_back(std::make_unique<ExtBlock[]>(kBlockChunk));
+    if (block_chunks_.size() * kBlockChunk > block_capacity_)
+      block_capacity_ = block_chunks_.size() * kBlockChunk;
     free_blocks_.reserve(free_blocks_.size() + kBlockChunk);
     for (uint32_t i = kBlockChunk; i-- > 0;) free_blocks_.push_back(first + i + 1);  // ids from 1
   }
@@ -136,8 +156,10 @@ class PacketPool {
   std::vector<std::unique_ptr<Packet[]>> chunks_;
   Packet* free_ = nullptr;  // free list through the packets themselves
   uint64_t live_ = 0;
+  uint64_t capacity_ = 0;  // most packets ever allocated at once
   uint64_t next_uid_ = 0;
   std::vector<std::unique_ptr<ExtBlock[]>> block_chunks_;
+  uint64_t block_capacity_ = 0;  // most blocks ever allocated at once
   std::vector<ExtBlockId> free_blocks_;
   uint64_t live_blocks_ = 0;
 };

@@ -423,6 +423,10 @@ RunResult Run::collect(double wall_seconds) {
 
   net_.finish();
   transport_->finish();
+  r.packets_live_at_end = sim_.pool().live();
+  // A run that ended with no packet live gives the packets' memory to the report built next
+  // (on a 1,024-host permutation the packets are 3.5 MB, the report's port rows 0.5 MB).
+  sim_.pool().release_storage();
   auto add_port = [&r](const std::string& node, const EgressPort& p, bool host) {
     const auto& c = p.counters();
     Time paused;
@@ -447,7 +451,6 @@ RunResult Run::collect(double wall_seconds) {
     }
   }
   for (const auto& l : net_.links()) r.totals.link_losses += l->lost() + l->burst_lost();
-  r.packets_live_at_end = sim_.pool().live();
   return r;
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>  // offsetof
+#include <vector>   // held packets
 
 #include "core/packet.h"
 #include "core/packet_kinds.h"
@@ -114,6 +115,49 @@ TEST(ExtBlocks, OnlyOnDemandAndReturnedWithThePacket) {
   EXPECT_EQ((b2.get_at<uint64_t, 0>()), 0U);
   pool.release(q);
   EXPECT_EQ(pool.live_blocks(), 0U);
+}
+
+TEST(PacketPoolStorage, FreedOnlyWhenNothingIsLiveAndTheHighWaterMarkStays) {
+  Simulation sim(1);
+  PacketPool& pool = sim.pool();
+  std::vector<Packet*> held;
+  for (int i = 0; i < 5000; ++i) held.push_back(pool.acquire());  // two chunks of 4,096
+  pool.attach_block(*held[0]);
+  EXPECT_EQ(pool.capacity(), 8192U);
+  EXPECT_EQ(pool.block_capacity(), 1024U);
+
+  // One packet (or one block) still live: nothing is freed, every packet stays readable.
+  for (size_t i = 1; i < held.size(); ++i) pool.release(held[i]);
+  held[0]->seq = 42;
+  EXPECT_FALSE(pool.release_storage());
+  EXPECT_EQ(pool.allocated(), 8192U);
+  EXPECT_EQ(held[0]->seq, 42U);
+  int visited = 0;
+  pool.for_each_live([&](const Packet& p) {
+    ++visited;
+    EXPECT_EQ(p.seq, 42U);
+  });
+  EXPECT_EQ(visited, 1);
+
+  pool.release(held[0]);
+  EXPECT_EQ(pool.allocated(), 8192U);
+  EXPECT_TRUE(pool.release_storage());
+  EXPECT_EQ(pool.allocated(), 0U);
+  EXPECT_EQ(pool.capacity(), 8192U);  // what the run needed at most, for its report
+  EXPECT_EQ(pool.block_capacity(), 1024U);
+  visited = 0;
+  pool.for_each_live([&](const Packet&) { ++visited; });
+  EXPECT_EQ(visited, 0);
+
+  // Still a pool: packets and blocks come back with fresh uids and zeroed fields.
+  Packet* again = pool.acquire();
+  EXPECT_EQ(again->uid, 5000U);
+  EXPECT_EQ(again->seq, 0U);
+  EXPECT_EQ((pool.attach_block(*again).get_at<uint64_t, 0>()), 0U);
+  EXPECT_EQ(pool.live(), 1U);
+  EXPECT_EQ(pool.allocated(), 4096U);
+  EXPECT_EQ(pool.capacity(), 8192U);  // below the mark: unchanged
+  pool.release(again);
 }
 
 }  // namespace
