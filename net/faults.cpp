@@ -1,7 +1,8 @@
 // Fault injection and routing reconvergence; see faults.h.
 #include "net/faults.h"
 
-#include <algorithm>  // stable_sort
+#include <algorithm>  // stable_sort, max
+#include <cmath>      // llround
 
 #include "core/assert.h"
 
@@ -9,7 +10,11 @@ namespace fabsim {
 
 FaultInjector::FaultInjector(Simulation& sim, const TopologyInfo& topo,
                              const std::vector<FaultSpec>& specs)
-    : sim_(sim), topo_(topo), first_fault_(topo.cables.size(), Time::max()) {
+    : sim_(sim), topo_(topo), first_fault_(topo.cables.size(), Time::max()),
+      rate_changed_(topo.cables.size(), 0) {
+  built_.reserve(topo.cables.size());
+  for (const Cable& c : topo.cables)
+    built_.emplace_back(c.up->config().rate, c.down->config().rate);
   for (const FaultSpec& f : specs) {
     const int64_t c = topo.find_cable(f.link);
     FABSIM_ASSERT(c >= 0);
@@ -19,9 +24,11 @@ FaultInjector::FaultInjector(Simulation& sim, const TopologyInfo& topo,
   std::stable_sort(changes_.begin(), changes_.end(),
                    [](const Change& a, const Change& b) { return a.at < b.at; });
   for (const Change& ch : changes_) {
-    const bool faulty =
-        ch.action == FaultAction::kDown || (ch.action == FaultAction::kBer && ch.ber > 0);
+    const bool faulty = ch.action == FaultAction::kDown ||
+                        (ch.action == FaultAction::kBer && ch.value > 0) ||
+                        (ch.action == FaultAction::kRate && ch.value < 1);
     if (faulty) first_fault_[ch.cable] = std::min(first_fault_[ch.cable], ch.at);
+    if (ch.action == FaultAction::kRate) rate_changed_[ch.cable] = 1;
   }
 }
 
@@ -34,9 +41,18 @@ void FaultInjector::on_event(uint32_t tag, uint32_t /*gen*/) {
   const Change& ch = changes_[tag];
   const Cable& c = topo_.cables[ch.cable];
   if (ch.action == FaultAction::kBer) {
-    c.up->set_ber(ch.ber);
-    c.down->set_ber(ch.ber);
+    c.up->set_ber(ch.value);
+    c.down->set_ber(ch.value);
     for (auto* l : listeners_) l->on_cable_ber(ch.cable);
+    return;
+  }
+  if (ch.action == FaultAction::kRate) {
+    const auto scaled = [&ch](Rate built) {
+      return Rate(std::max<int64_t>(1, std::llround(static_cast<double>(built.bps()) * ch.value)));
+    };
+    if ((ch.directions & kCableUp) != 0) c.up->set_rate(scaled(built_[ch.cable].first));
+    if ((ch.directions & kCableDown) != 0) c.down->set_rate(scaled(built_[ch.cable].second));
+    for (auto* l : listeners_) l->on_cable_rate(ch.cable);
     return;
   }
   const bool alive = ch.action == FaultAction::kUp;
@@ -154,8 +170,46 @@ class BerFault final : public FaultKind {
   }
 };
 
+struct DegradeConfig {
+  double factor = 0.25;
+  uint8_t directions = kCableUp | kCableDown;
+};
+
+// The cable keeps carrying frames, at a fraction of the rate it was built with: a link that lost
+// lanes or retrained to a lower speed. Routing does not react (the cable is up; ECMP weights
+// stay equal), which is what makes a slow link hurt a sprayed flow.
+class DegradeFault final : public FaultKind {
+ public:
+  std::string_view name() const override { return "degrade"; }
+  std::string_view description() const override {
+    return "the cable runs at rate_factor x the rate it was built with, in one direction or "
+           "both (lanes lost, a retrain to a lower speed; rate_factor = 1 restores it)";
+  }
+  KindConfig load(Section& s) const override {
+    DegradeConfig c;
+    if (!s.describing() && !s.has("rate_factor"))
+      s.fail("rate_factor",
+             "the cable's new rate as a fraction of its rate (action = \"degrade\")");
+    c.factor = s.real("rate_factor", c.factor, 1e-6, 1.0,
+                      "degrade: the new rate / the rate the cable was built with");
+    const std::string dir =
+        s.choice("direction", "both", {"both", "up", "down"},
+                 "degrade: both, up (lower -> upper switch) or down (upper -> lower switch)");
+    c.directions = dir == "up" ? kCableUp : dir == "down" ? kCableDown : kCableUp | kCableDown;
+    return KindConfig::of(c);
+  }
+  void expand(const KindConfig& cfg, uint32_t cable, Time at,
+              std::vector<CableChange>& out) const override {
+    const auto& c = cfg.get<DegradeConfig>();
+    out.push_back({cable, at, FaultAction::kRate, c.factor, c.directions});
+  }
+};
+
 }  // namespace
 
+std::unique_ptr<FaultKind> make_degrade_fault() {
+  return std::make_unique<DegradeFault>();
+}
 std::unique_ptr<FaultKind> make_down_fault() {
   return std::make_unique<StateFault>(false);
 }

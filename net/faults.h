@@ -1,9 +1,10 @@
 // Fault schedule and routing reconvergence (issue 7; seed 000 §3.3 and Table 1, seed 002 §4).
 // docs/FAULTS.md states the models and their parameters.
 //  - FaultInjector applies a scenario's schedule to the topology's cables (any tier): a cable goes
-//  down or
-//    comes back, flaps (down for `down_for`, up for `up_for`, `count` times), or its pre-FEC
-//    bit error rate changes. Listeners (routing, GSE's GSOS) hear every change.
+//    down or comes back, flaps (down for `down_for`, up for `up_for`, `count` times), its
+//    pre-FEC bit error rate changes, or it runs at a fraction of its rate in one or both
+//    directions (`degrade`: lanes lost, a retrain to a lower speed; uet-htsim's "failed" links
+//    run at a quarter). Listeners (routing, GSE's GSOS) hear every change.
 //  - Reconvergence is the Ethernet fabric's control plane: switches keep their routes (and ECMP
 //    keeps hashing onto a dead link) until they reconverge. Each switch routes over its own view
 //    of the cables: the two switches at a changed cable update their view of it after `local`
@@ -24,13 +25,19 @@
 namespace fabsim {
 
 /// What physically happens to a cable at one instant (the primitive a fault kind expands to).
-enum class FaultAction : uint8_t { kDown, kUp, kBer };
+enum class FaultAction : uint8_t { kDown, kUp, kBer, kRate };
+
+/// Directions of a cable a kRate change acts on (bits).
+inline constexpr uint8_t kCableUp = 1;    // lower -> upper switch
+inline constexpr uint8_t kCableDown = 2;  // upper -> lower switch
 
 struct CableChange {
   uint32_t cable;
   Time at;
   FaultAction action;
-  double ber;  // kBer: the new pre-FEC bit error rate (both directions)
+  double value;            // kBer: the new pre-FEC bit error rate (both directions); kRate: the
+                           // new rate as a fraction of the cable's built rate
+  uint8_t directions = 0;  // kRate: kCableUp | kCableDown
 };
 
 /// The fault family (`[[faults.events]] action`): a kind declares its own keys and expands one
@@ -50,6 +57,7 @@ std::unique_ptr<FaultKind> make_down_fault();
 std::unique_ptr<FaultKind> make_up_fault();
 std::unique_ptr<FaultKind> make_flap_fault();
 std::unique_ptr<FaultKind> make_ber_fault();
+std::unique_ptr<FaultKind> make_degrade_fault();
 
 /// One entry of `[[faults.events]]`.
 struct FaultSpec : Choice<FaultKind> {
@@ -65,6 +73,8 @@ class FaultListener {
   virtual void on_cable_state(uint32_t cable, bool alive) = 0;
   /// The cable's bit error rate changed.
   virtual void on_cable_ber(uint32_t /*cable*/) {}
+  /// A direction of the cable changed its line rate (Link::config().rate reads the new one).
+  virtual void on_cable_rate(uint32_t /*cable*/) {}
 };
 
 class FaultInjector : public EventTarget {
@@ -78,14 +88,22 @@ class FaultInjector : public EventTarget {
 
   using Change = CableChange;
   const std::vector<Change>& changes() const { return changes_; }
-  /// Per cable: the first time it went down or degraded (Time::max() if never).
+  /// Per cable: the first time it went down, got bit errors or a lower rate (Time::max() if
+  /// never).
   const std::vector<Time>& first_fault() const { return first_fault_; }
+  /// Per cable: its two directions' rates as built, {lower -> upper, upper -> lower}; a rate
+  /// change scales these.
+  const std::vector<std::pair<Rate, Rate>>& built_rates() const { return built_; }
+  /// Per cable: a rate change is scheduled on it (its report gives the rates at the end).
+  bool rate_changed(uint32_t cable) const { return rate_changed_[cable] != 0; }
 
  private:
   Simulation& sim_;
   const TopologyInfo& topo_;
   std::vector<Change> changes_;
   std::vector<Time> first_fault_;
+  std::vector<std::pair<Rate, Rate>> built_;
+  std::vector<uint8_t> rate_changed_;
   std::vector<FaultListener*> listeners_;
 };
 

@@ -141,6 +141,13 @@ class alignas(64) Link : public EventTarget {
   bool up() const { return up_; }
   /// Changes the pre-FEC bit error rate from now on.
   void set_ber(double ber);
+  /// Changes the line rate from the next frame on (a frame being serialized keeps its end):
+  /// a link that retrained to fewer lanes or a lower speed (the `degrade` fault).
+  void set_rate(Rate rate) {
+    FABSIM_ASSERT(rate.bps() > 0);
+    cfg_.rate = rate;
+    cached_size_ = {0, 0};
+  }
   double ber() const { return cfg_.ber; }
   /// Adds a security layer's cost (docs/SECURITY.md); call before traffic starts.
   void add_security(Time extra_delay, int64_t overhead_bytes, int64_t scale_num,

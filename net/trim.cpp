@@ -10,8 +10,14 @@ Admission TrimHook::on_enqueue(const Packet& p, const EgressPort& port, bool buf
   if (!buffer_ok) return cfg_.trim_on_overflow ? Admission::kTrim : Admission::kAdmit;
   const int64_t after = port.queued_bytes(p.tclass) + static_cast<int64_t>(p.size) +
                         (cfg_.count_on_wire ? port.on_wire_bytes() : 0);
-  if (after <= cfg_.threshold.count()) return Admission::kAdmit;
+  if (after <= threshold(port)) return Admission::kAdmit;
   return cfg_.random_victim && rng_.bernoulli(0.5) ? Admission::kTrimTail : Admission::kTrim;
+}
+
+int64_t TrimHook::threshold(const EgressPort& port) const {
+  if (cfg_.reference_rate.bps() <= 0) return cfg_.threshold.count();
+  const Int128 rate = port.link()->config().rate.bps();
+  return static_cast<int64_t>(cfg_.threshold.count() * rate / cfg_.reference_rate.bps());
 }
 
 }  // namespace fabsim

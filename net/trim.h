@@ -27,12 +27,17 @@ class TrimHook final : public AdmissionHook {
     /// Trim, with probability 1/2, the last packet queued instead of the arriving one (uet-htsim's
     /// CompositeQueue) [code: uet-htsim]; false: always the arriving one.
     bool random_victim = false;
+    /// > 0: `threshold` is for a port of this rate; a port's is threshold x its rate / this,
+    /// with the rate it has when the packet arrives (a `degrade` fault lowers it).
+    Rate reference_rate;
   };
   TrimHook(const Config& cfg, Rng rng) : cfg_(cfg), rng_(rng) {}
   explicit TrimHook(const Config& cfg) : cfg_(cfg), rng_(0, 0) {}
   /// Data packets not yet trimmed are trimmed over the threshold; anything else is admitted
   /// (and dropped by the switch if the buffer has no room).
   Admission on_enqueue(const Packet& p, const EgressPort& port, bool buffer_ok) override;
+  /// The threshold at `port` now.
+  int64_t threshold(const EgressPort& port) const;
 
  private:
   Config cfg_;

@@ -66,6 +66,7 @@ const Registries& registries() {
     k.faults.add(make_up_fault());
     k.faults.add(make_flap_fault());
     k.faults.add(make_ber_fault());
+    k.faults.add(make_degrade_fault());
     return k;
   }();
   return r;

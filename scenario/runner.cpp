@@ -84,7 +84,8 @@ void Run::install_trim() {
   trim_threshold_ = threshold;
   for (size_t i = 0; i < net_.switch_count(); ++i) {
     Switch& sw = net_.sw(i);
-    TrimHook::Config fabric{threshold, t.on_overflow, t.count_on_wire, t.random_victim};
+    TrimHook::Config fabric{threshold, t.on_overflow, t.count_on_wire, t.random_victim,
+                            t.reference_rate};
     TrimHook::Config last = fabric;
     last.threshold =
         Bytes(static_cast<int64_t>(static_cast<double>(threshold.count()) * t.last_hop_factor));
@@ -320,6 +321,10 @@ nlohmann::ordered_json Run::fault_stats() const {
           {"lost_frames",
            cab.up->fault_counters().fault_frames + cab.down->fault_counters().fault_frames +
                cab.up->fault_counters().error_frames + cab.down->fault_counters().error_frames}};
+      if (faults_->rate_changed(static_cast<uint32_t>(c))) {
+        e["up_gbps_at_end"] = cab.up->config().rate.gbps_f();
+        e["down_gbps_at_end"] = cab.down->config().rate.gbps_f();
+      }
       fabric_->add_cable_stats(e, static_cast<uint32_t>(c), first[c]);
       cables.push_back(e);
     }

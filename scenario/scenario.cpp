@@ -235,6 +235,11 @@ void load_network(Section& s, NetworkConfig& n) {
   n.trim.random_victim = t.boolean("random_victim", n.trim.random_victim,
                                    "trim the arriving or the last queued packet with probability "
                                    "1/2 each (uet-htsim); false: always the arriving one");
+  n.trim.reference_rate = t.rate("reference_rate", n.trim.reference_rate,
+                                 "> 0: the threshold is for a port of this rate and scales with "
+                                 "each port's rate as it is then (a degraded link trims at a "
+                                 "smaller queue, as uet-htsim's failed links); 0 = the same for "
+                                 "every port");
   t.finish();
   auto in = s.table("int", "resolution of the in-band telemetry fields switches stamp (HPCC)");
   n.int_units.time =

@@ -72,6 +72,12 @@ TEST(Link, SerializationOfAlternatingSizesIsExact) {
   link.add_security(Time(), 32, 1, 1);  // 32 B more per frame (MACsec-like)
   EXPECT_EQ(ser(4150), Time::ps(336160));
   EXPECT_EQ(ser(64), Time::ps(9280));
+  // A rate change (the degrade fault) empties the cache: the cached sizes take the new rate.
+  link.set_rate(Rate::gbps(25));
+  EXPECT_EQ(ser(4150), Time::ps(4 * 336160));
+  EXPECT_EQ(ser(64), Time::ps(4 * 9280));
+  link.set_rate(Rate::gbps(100));
+  EXPECT_EQ(ser(4150), Time::ps(336160));
 }
 
 // The scheduler prefetches what a target's next event reads first (core/scheduler.h): for a
@@ -667,6 +673,120 @@ count = 2
   EXPECT_TRUE(run.fabric_as<GseFabric>()->gsos()->usable_in_view(topo.tors[2], cable));
   // Back in use after the last flap (up at 150 us).
   EXPECT_GT(topo.cables[cable].up->fault_counters().last_data_tx, Time::us(150));
+}
+
+// Two hosts on two leaves and one spine; leaf0 -> spine0 runs at a quarter of its rate from the
+// start. Lossless RoCE without congestion control: PFC holds host 0 to the slow link's rate, so
+// its 2 MB take four times the wire time of host 1's 2 MB, which cross the cable the other way
+// at the full rate. The degraded port's busy time is its frames' wire time at 25 Gb/s, exactly.
+std::string degrade_scenario(const std::string& direction) {
+  return fmt::format(R"(
+[topology]
+kind = "leaf_spine"
+servers = 2
+gpus_per_server = 1
+servers_per_leaf = 1
+spines = 1
+nic_rate = "100Gbps"
+uplink_rate = "100Gbps"
+[network.pfc]
+enabled = true
+[transport]
+kind = "roce"
+cc = "none"
+[[faults.events]]
+link = "leaf0-spine0"
+action = "degrade"
+direction = "{}"
+rate_factor = 0.25
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 0
+dst = 1
+bytes = "2MB"
+[[workload.flows]]
+src = 1
+dst = 0
+bytes = "2MB"
+)",
+                     direction);
+}
+
+TEST(Faults, ADegradedDirectionRunsAtItsFractionAndTheOtherAtFullRate) {
+  auto cfg = load_scenario_text(degrade_scenario("up"), "degrade.toml");
+  fabsim::Run run(cfg);
+  const RunResult r = execute_checked(run);
+  expect_every_byte_delivered(r);
+  const auto& topo = run.topology();
+  const Cable& c = topo.cables[static_cast<size_t>(topo.find_cable("leaf0-spine0"))];
+  EXPECT_EQ(c.up->config().rate, Rate::gbps(25));
+  EXPECT_EQ(c.down->config().rate, Rate::gbps(100));
+  EXPECT_TRUE(c.alive());
+
+  // Exact: every frame the degraded port sent took its wire time at 25 Gb/s.
+  const EgressPort& slow = run.network().sw(c.lower).port(c.lower_port);
+  const EgressPort& fast = run.network().sw(c.upper).port(c.upper_port);
+  const auto wire_time = [](const EgressPort& p, Rate rate) {
+    const int64_t wire = static_cast<int64_t>(p.counters().tx_bytes) +
+                         static_cast<int64_t>(p.counters().tx_packets) * 20;  // preamble, gap
+    return serialization_delay(wire, rate);
+  };
+  EXPECT_EQ(slow.busy_time(r.end_time), wire_time(slow, Rate::gbps(25)));
+  EXPECT_EQ(fast.busy_time(r.end_time), wire_time(fast, Rate::gbps(100)));
+
+  // Closed form: each flow takes its data's wire time at its bottleneck, plus a few hops.
+  const FlowRecord& f0 = r.flows[0];  // host 0 -> host 1, through the slow direction
+  const FlowRecord& f1 = r.flows[1];
+  const double slow_wire = wire_time(slow, Rate::gbps(25)).us_f();
+  EXPECT_GT(f0.fct().us_f(), slow_wire * 0.98);  // the port carries ACKs of flow 1 too
+  EXPECT_LT(f0.fct().us_f(), slow_wire * 1.02);
+  EXPECT_NEAR(f1.fct().us_f() / (slow_wire / 4), 1.0, 0.05);
+  EXPECT_NEAR(f0.fct().us_f() / f1.fct().us_f(), 4.0, 0.2);
+
+  const auto& cable = r.fabric["faults"]["cables"][0];
+  EXPECT_EQ(cable["link"], "leaf0-spine0");
+  EXPECT_EQ(cable["up_gbps_at_end"].get<double>(), 25.0);
+  EXPECT_EQ(cable["down_gbps_at_end"].get<double>(), 100.0);
+
+  // The other direction, degraded instead, slows the other flow; both slows both.
+  auto down = load_scenario_text(degrade_scenario("down"), "degrade.toml");
+  const RunResult rd = run_checked(down);
+  EXPECT_NEAR(rd.flows[1].fct().us_f() / f0.fct().us_f(), 1.0, 0.01);
+  EXPECT_NEAR(rd.flows[0].fct().us_f() / f1.fct().us_f(), 1.0, 0.01);
+  auto both = load_scenario_text(degrade_scenario("both"), "degrade.toml");
+  const RunResult rb = run_checked(both);
+  EXPECT_NEAR(rb.flows[0].fct().us_f() / f0.fct().us_f(), 1.0, 0.01);
+  EXPECT_NEAR(rb.flows[1].fct().us_f() / f0.fct().us_f(), 1.0, 0.01);
+}
+
+TEST(Faults, DegradeNeedsItsFactorInRange) {
+  const auto with = [](const std::string& keys) {
+    return fmt::format(R"(
+[topology]
+kind = "leaf_spine"
+servers = 2
+gpus_per_server = 1
+servers_per_leaf = 1
+spines = 1
+[[faults.events]]
+link = "leaf0-spine0"
+action = "degrade"
+{}
+)",
+                       keys);
+  };
+  for (const char* bad : {"", "rate_factor = 0", "rate_factor = 1.5",
+                          "rate_factor = 0.5\ndirection = \"sideways\""}) {
+    try {
+      load_scenario_text(with(bad), "degrade.toml");
+      FAIL() << "accepted: " << bad;
+    } catch (const ConfigError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("degrade.toml"), std::string::npos) << m;
+      EXPECT_NE(m.find("faults.events[0]."), std::string::npos) << m;
+    }
+  }
 }
 
 TEST(Faults, UnknownCableIsAClearError) {

@@ -201,6 +201,32 @@ TEST(Trim, CountOnWireIncludesTheFrameBeingSent) {
   }
 }
 
+// reference_rate: the threshold is for a port of that rate and follows the port's rate as it is
+// when a packet arrives (a degraded link). Four frames at 100 Gb/s are two at 50 and one at 25.
+TEST(Trim, AThresholdForAReferenceRateScalesWithThePortsRate) {
+  for (const bool scaled : {false, true}) {
+    Bench t(no_ecn());
+    TrimHook::Config tc;
+    tc.threshold = Bytes(4 * kFrame);
+    if (scaled) tc.reference_rate = 100_Gbps;
+    auto& hook = t.sw().adopt_hook(std::make_unique<TrimHook>(tc));
+    t.sw().set_admission_hook(0, 1, &hook);
+    EXPECT_EQ(hook.threshold(t.down()), 4 * int64_t{kFrame});
+    t.down().link()->set_rate(50_Gbps);
+    EXPECT_EQ(hook.threshold(t.down()), (scaled ? 2 : 4) * int64_t{kFrame});
+    t.down().link()->set_rate(25_Gbps);
+    EXPECT_EQ(hook.threshold(t.down()), (scaled ? 1 : 4) * int64_t{kFrame});
+    // Held by a pause, three frames: one fits under one frame, two are trimmed; all fit four.
+    t.down().apply_pause(1, 65535);
+    for (uint64_t s = 0; s < 3; ++s) t.inject(t.make(1, s));
+    EXPECT_EQ(t.down().counters().trims, scaled ? 2U : 0U) << scaled;
+    EXPECT_EQ(t.down().queued_packets(1), scaled ? 1U : 3U);
+    t.down().apply_pause(1, 0);
+    t.sim.run();
+    EXPECT_EQ(t.sink.arrivals.size(), 3U);
+  }
+}
+
 // A buffer of 3 frames with PFC off: the third packet's queue would exceed alpha x free bytes.
 SwitchConfig tiny_buffer() {
   SwitchConfig sw = no_ecn();
