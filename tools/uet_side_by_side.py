@@ -74,25 +74,31 @@ CREDIT = {"incast128-credit": ("none", ["-receiver_cc_only"]),
           "incast128-both": ("nscc", ["-receiver_cc"])}
 
 
-def fabsim_toml(name, matrix, topo, trim, kmin, kmax):
+def fabsim_toml(name, matrix, topo, trim, kmin, kmax, stop="100ms", uet=(), nscc=(), faults=(),
+                ecn=(), trims=()):
+    """The fabsim scenario of `name`. `uet`, `nscc`, `ecn`, `trims`: extra "key = value" lines
+    for [transport.uet], [transport.nscc], [network.ecn], [network.trim]; `faults`:
+    [[faults.events]] blocks."""
     cc, _ = CREDIT.get(name, ("nscc", []))
     credit = name in CREDIT
-    lines = [f'name = "uet-{name}"', "[simulation]", 'stop_time = "100ms"', topo,
+    lines = [f'name = "uet-{name}"', "[simulation]", f'stop_time = "{stop}"', topo,
              "[network]", "preamble_ifg = false", 'nic_arbiter = "fifo"',
              "[network.buffer]", 'size = "1GiB"',
              "[network.pfc]", "enabled = false",
              "[network.ecn]", "enabled = true", f"kmin = {kmin}", f"kmax = {kmax}", "pmax = 1.0",
              'mark_at = "departure"',
-             f"host_ports = {'false' if credit else 'true'}",
+             f"host_ports = {'false' if credit else 'true'}", *ecn,
              "[network.trim]", "enabled = true", f"threshold = {trim}", "last_hop_factor = 1.0",
-             "count_on_wire = true", "random_victim = true",
+             "count_on_wire = true", "random_victim = true", *trims,
              "[transport]", 'kind = "uet"', "payload = 4086", "header_bytes = 64",
              "control_bytes = 64", f'cc = "{cc}"',
              "[transport.uet]", 'mode = "rud"', 'completion = "acked"', "pdc_close = false",
-             f"receiver_credit = {'true' if credit else 'false'}",
-             "[workload]", 'kind = "flows"']
+             f"receiver_credit = {'true' if credit else 'false'}", *uet]
+    if nscc:
+        lines += ["[transport.nscc]", *nscc]
+    lines += [*faults, "[workload]", 'kind = "flows"']
     for line in matrix.read_text().splitlines():
-        m = re.match(r"\s*(\d+)->(\d+)\s+id\s+\d+\s+start\s+(\d+)\s+size\s+(\d+)", line)
+        m = re.match(r"\s*(\d+)->(\d+)\s+(?:id\s+\d+\s+)?start\s+(\d+)\s+size\s+(\d+)", line)
         if m:
             src, dst, start, size = m.groups()
             lines += ["[[workload.flows]]", f"src = {src}", f"dst = {dst}", f"bytes = {size}",
@@ -101,12 +107,13 @@ def fabsim_toml(name, matrix, topo, trim, kmin, kmax):
     return "\n".join(lines) + "\n"
 
 
-def timed(cmd, cwd=None):
+def timed(cmd, cwd=None, ok=(0,)):
+    """(wall s, peak RSS MiB, user s, stdout) of `cmd`; exits unless its status is in `ok`."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as t:
         p = subprocess.run(["/usr/bin/time", "-o", t.name, "-f", "%e %M %U"] + cmd, cwd=cwd,
                            capture_output=True, text=True)
         wall, rss, user = t.read().split()[-3:]
-    if p.returncode != 0:
+    if p.returncode not in ok:
         sys.exit(f"{cmd[0]} failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
     return float(wall), int(rss) / 1024, float(user), p.stdout
 

@@ -1,0 +1,202 @@
+#!/usr/bin/python3
+"""Runs uet-htsim's own validation battery for its sender-based congestion control
+(htsim/sim/datacenter/validate_uec_sender.txt: single flows, incasts, permutations with 128 or
+one entropy, oversubscribed leaf-spines) on fabsim's UET and on htsim_uec, side by side, and
+prints the table of docs/VALIDATION.md "uet-htsim's validation battery" (issue 17).
+
+Usage:
+  tools/uet_htsim_battery.py --fabsim build/release/apps/fabsim/fabsim \\
+      --htsim /path/to/uet-htsim/htsim/sim/datacenter --out DIR [--battery FILE] [--only 1,3,8]
+      [--no-htsim]
+
+Each experiment of the battery is a connection matrix and htsim flags. They map onto fabsim as:
+  - no -topo: htsim's default three-tier fat tree for the matrix's N hosts, fabsim's fat_tree
+    with k^3/4 = N; -topo FILE (two tiers): fabsim's leaf_spine with the file's hosts per leaf,
+    uplinks (one spine each) and link speeds;
+  - the wire, buffers, trimming, ECN, NSCC and entropy selection as tools/uet_side_by_side.py
+    (thresholds from one BDP of the tier count, checked against the values htsim's log prints);
+  - -paths P: transport.uet.paths = P; -cwnd C: transport.nscc.initial_cwnd = C x 4,150 B;
+    -end T: simulation.stop_time = T us;
+  - -failed N: htsim runs the first N core -> aggregation links at a quarter of their speed,
+    with a quarter of the queue and ECN thresholds; fabsim gets a `degrade` fault at time 0 on
+    the same links (one direction), whose ports scale thresholds to the lower rate.
+htsim runs with its own default seed, as its validate.py does; fabsim with seed 1. The table
+gives each side's finished flows, FCT median and maximum, and htsim's recorded tail target
+(the battery's tailFCT, an upper bound its authors check, not a measurement).
+"""
+import argparse
+import pathlib
+import re
+import statistics
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import uet_side_by_side as sbs  # noqa: E402  (the shared scenario writer and parsers)
+
+MTU = 4150  # htsim's default packet size: 4,086 B payload + 64 B header
+# (trim threshold, ECN kmin, kmax) by tier count: one BDP, 20 % and 80 % of it in whole packets
+# (htsim's calculate_bdp_pkt over its unloaded round trip; REFERENCE.md §9.3.3).
+THRESHOLDS = {2: (120350, 24900, 99600), 3: (178450, 37350, 145250)}
+
+
+def read_battery(path):
+    """[(matrix, name, [flag, ...], tail target or 0)] in file order."""
+    out, lines, i = [], path.read_text().splitlines(), 0
+    while i < len(lines):
+        head = lines[i].strip()
+        i += 1
+        if not head or head.startswith("#") or head.startswith("!"):
+            continue
+        name, params, tail = head, [], 0
+        while i < len(lines) and lines[i].startswith("!"):
+            key, _, value = lines[i][1:].strip().partition(" ")
+            i += 1
+            if key == "Param":
+                params += value.split()
+            elif key == "tailFCT":
+                tail = int(value)
+            elif key == "Experiment":
+                name = value.strip()
+        out.append((head, name, params, tail))
+    return out
+
+
+def flags(params):
+    """htsim flags as {flag: value or True}."""
+    d, i = {}, 0
+    while i < len(params):
+        if i + 1 < len(params) and not params[i + 1].startswith("-"):
+            d[params[i]] = params[i + 1]
+            i += 2
+        else:
+            d[params[i]] = True
+            i += 1
+    return d
+
+
+def topo_file(path):
+    """The per-tier keys of an htsim .topo file: {"Nodes": n, "Tiers": t, 0: {...}, 1: {...}}."""
+    out, tier = {}, None
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        if len(parts) != 2:
+            continue
+        if parts[0] == "Tier":
+            tier = int(parts[1])
+            out[tier] = {}
+        elif tier is None:
+            out[parts[0]] = int(parts[1])
+        else:
+            out[tier][parts[0]] = parts[1]
+    return out
+
+
+def topology(nodes, f, hdir):
+    """(fabsim topology block, tiers, fault blocks for -failed)."""
+    failed = int(f.get("-failed", 0))
+    if "-topo" in f:
+        t = topo_file(hdir / f["-topo"])
+        if t.get("Tiers") != 2 or t.get("Nodes") != nodes:
+            sys.exit(f"{f['-topo']}: only two-tier files for {nodes} hosts are mapped")
+        if failed:
+            sys.exit("-failed with -topo is not mapped")
+        down, up = int(t[0]["Radix_Down"]), int(t[0]["Radix_Up"])
+        block = (f'[topology]\nkind = "leaf_spine"\nservers = {nodes}\ngpus_per_server = 1\n'
+                 f'servers_per_leaf = {down}\nspines = {up}\n'
+                 f'nic_rate = "{t[0]["Downlink_speed_Gbps"]}Gbps"\n'
+                 f'uplink_rate = "{t[1]["Downlink_speed_Gbps"]}Gbps"\n'
+                 f'host_link_delay = "{t[0]["Downlink_Latency_ns"]}ns"\n'
+                 f'fabric_link_delay = "{t[1]["Downlink_Latency_ns"]}ns"\n')
+        return block, 2, []
+    k = round((4 * nodes) ** (1 / 3))
+    if k ** 3 // 4 != nodes:
+        sys.exit(f"{nodes} hosts is not a k-ary fat tree (k^3/4)")
+    faults = []
+    # htsim (fat_tree_topology.cpp): the link from core switch podpos + (k/2) l to aggregation
+    # switch a (podpos = a's place in its pod) runs at a quarter speed when l + a (k/2) < N,
+    # so the first N (N <= k/2) are aggregation switch 0 of pod 0 and its cores 0, k/2, k, ...
+    # fabsim wires agg j of a pod to cores j (k/2) .. j (k/2) + k/2 - 1: for N = 1, core 0.
+    if failed > 1:
+        sys.exit(f"-failed {failed}: only one failed link is mapped")
+    for _ in range(failed):
+        faults += ["[[faults.events]]", 'at = "0s"', 'action = "degrade"',
+                   'link = "agg0_0-core0"', 'direction = "down"', "rate_factor = 0.25"]
+    return sbs.FAT_TREE.format(k=k), 3, faults
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fabsim", required=True)
+    ap.add_argument("--htsim", required=True, help="uet-htsim's htsim/sim/datacenter directory")
+    ap.add_argument("--battery", default="validate_uec_sender.txt",
+                    help="the battery file, relative to --htsim")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--only", help="experiment numbers (1-based, comma separated)")
+    ap.add_argument("--no-htsim", action="store_true")
+    args = ap.parse_args()
+    hdir = pathlib.Path(args.htsim).resolve()
+    out = pathlib.Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    battery = read_battery(hdir / args.battery)
+    pick = {int(x) for x in args.only.split(",")} if args.only else set(range(1, len(battery) + 1))
+    rows = []
+    for n, (matrix, title, params, tail) in enumerate(battery, start=1):
+        if n not in pick:
+            continue
+        f = flags(params)
+        mpath = hdir / matrix
+        nodes = int(re.search(r"Nodes\s+(\d+)", mpath.read_text()).group(1))
+        block, tiers, faults = topology(nodes, f, hdir)
+        trim, kmin, kmax = THRESHOLDS[tiers]
+        uet = [f"paths = {f['-paths']}"] if "-paths" in f else []
+        nscc = [f'initial_cwnd = "{int(f["-cwnd"]) * MTU}B"'] if "-cwnd" in f else []
+        stop = f"{f.get('-end', 1000)}us"
+        name = f"b{n:02d}"
+        toml = out / f"{name}.toml"
+        # A degraded port trims and marks at thresholds scaled to its rate, as htsim's.
+        scale = ['reference_rate = "100Gbps"'] if faults else []
+        toml.write_text(sbs.fabsim_toml(name, mpath, block, trim, kmin, kmax, stop=stop, uet=uet,
+                                        nscc=nscc, faults=faults, ecn=scale, trims=scale))
+        fw, frss, fu, _ = sbs.timed([args.fabsim, "run", str(toml), "--out", str(out / name)],
+                                    ok=(0, 3))  # 3: the run ended with flows unfinished
+        ff, _ = sbs.fabsim_fcts(out / name)
+        row = {"n": n, "title": title, "flags": " ".join(params), "tail": tail,
+               "flows": len(re.findall(r"->", mpath.read_text())), "f": ff, "fw": fw}
+        if not args.no_htsim:
+            # htsim writes its logs to its working directory: run it in --out, with -topo's
+            # file (relative to its own directory) made absolute.
+            hparams = [str(hdir / p) if i > 0 and params[i - 1] == "-topo" else p
+                       for i, p in enumerate(params)]
+            hw, _, _, log = sbs.timed([str(hdir / "htsim_uec"), "-tm", str(mpath), *hparams],
+                                      cwd=str(out))
+            (out / f"{name}.htsim.log").write_text(log)
+            m = re.search(r"Setting ECN to parameters low (\d+) high (\d+)", log)
+            if m and (int(m.group(1)), int(m.group(2))) != (kmin, kmax):
+                sys.exit(f"{name}: htsim's ECN thresholds {m.groups()} are not {kmin}, {kmax}")
+            row["h"], _ = sbs.htsim_fcts(log)
+            row["hw"] = hw
+        rows.append(row)
+        print(name, title, len(ff), max(ff, default=0), flush=True)
+
+    print("\n| # | experiment (htsim flags) | flows | finished fabsim / htsim | FCT p50 fabsim / htsim"
+          " (us) | max FCT fabsim / htsim (us) | htsim's tail target | wall fabsim / htsim |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        f, h = r["f"], r.get("h")
+
+        def cell(fn):
+            if not f:
+                return "-"
+            a = fn(f)
+            if not h:
+                return f"{a:,.1f}"
+            b = fn(h)
+            return f"{a:,.1f} / {b:,.1f} ({(a / b - 1) * 100:+.1f} %)"
+        fin = f"{len(f)} / {len(h)}" if h is not None else f"{len(f)}"
+        wall = f"{r['fw']:.2f} / {r['hw']:.2f} s" if h is not None else f"{r['fw']:.2f} s"
+        print(f"| {r['n']} | {r['title']} (`{r['flags']}`) | {r['flows']} | {fin} | "
+              f"{cell(statistics.median)} | {cell(max)} | {r['tail']:,} | {wall} |")
+
+
+if __name__ == "__main__":
+    main()
