@@ -679,8 +679,7 @@ count = 2
 // start. Lossless RoCE without congestion control: PFC holds host 0 to the slow link's rate, so
 // its 2 MB take four times the wire time of host 1's 2 MB, which cross the cable the other way
 // at the full rate. The degraded port's busy time is its frames' wire time at 25 Gb/s, exactly.
-std::string degrade_scenario(const std::string& direction) {
-  return fmt::format(R"(
+const char* kTwoLeavesOneSpine = R"(
 [topology]
 kind = "leaf_spine"
 servers = 2
@@ -689,6 +688,10 @@ servers_per_leaf = 1
 spines = 1
 nic_rate = "100Gbps"
 uplink_rate = "100Gbps"
+)";
+
+std::string degrade_scenario(const std::string& direction) {
+  return fmt::format(R"({}
 [network.pfc]
 enabled = true
 [transport]
@@ -710,7 +713,7 @@ src = 1
 dst = 0
 bytes = "2MB"
 )",
-                     direction);
+                     kTwoLeavesOneSpine, direction);
 }
 
 TEST(Faults, ADegradedDirectionRunsAtItsFractionAndTheOtherAtFullRate) {
@@ -762,19 +765,13 @@ TEST(Faults, ADegradedDirectionRunsAtItsFractionAndTheOtherAtFullRate) {
 
 TEST(Faults, DegradeNeedsItsFactorInRange) {
   const auto with = [](const std::string& keys) {
-    return fmt::format(R"(
-[topology]
-kind = "leaf_spine"
-servers = 2
-gpus_per_server = 1
-servers_per_leaf = 1
-spines = 1
+    return fmt::format(R"({}
 [[faults.events]]
 link = "leaf0-spine0"
 action = "degrade"
 {}
 )",
-                       keys);
+                       kTwoLeavesOneSpine, keys);
   };
   for (const char* bad : {"", "rate_factor = 0", "rate_factor = 1.5",
                           "rate_factor = 0.5\ndirection = \"sideways\""}) {
