@@ -66,13 +66,16 @@ enum class Ecn : uint8_t { kNotEct = 0, kEct = 2, kCe = 3 };
 inline constexpr int kNumClasses = 8;
 inline constexpr uint8_t kControlClass = 7;
 
-/// Packet::flags bits owned by the fabric; transports use the others (0x01..0x20).
+/// Packet::flags bits owned by the fabric; transports use the others (0x01..0x10).
 /// kFabricHeader: a fabric header (GSE) is on the packet; its fields live in the fabric half of
 /// the protocol area, so transports keep the first half.
 inline constexpr uint8_t kFabricHeader = 0x80;
 /// kTrimmed: a switch cut the packet to its headers (payload 0) and sent it on in the control
 /// class (packet trimming, Ultra Ethernet / NDP).
 inline constexpr uint8_t kTrimmed = 0x40;
+/// kTrimmedLastHop: with kTrimmed, the cut was made at a switch port towards a host (the last
+/// hop), where the receiver's own pacing answers for it (uet-htsim compares hop counts).
+inline constexpr uint8_t kTrimmedLastHop = 0x20;
 inline constexpr size_t kFabricExtOffset = 16;
 
 /// Packet::ledger of a packet that sits free in the pool (PacketPool::for_each_live skips it).

@@ -88,4 +88,20 @@ std::vector<int> switch_hops(Network& net, uint32_t src) {
   return out;
 }
 
+double tor_oversubscription(Network& net) {
+  double worst = 1;
+  for (size_t i = 0; i < net.switch_count(); ++i) {
+    const Switch& sw = net.sw(i);
+    double hosts = 0, fabric = 0;
+    for (size_t p = 0; p < sw.port_count(); ++p) {
+      const Link* l = sw.port(p).link();
+      const auto bps = static_cast<double>(l->config().rate.bps());
+      if (l->role() == LinkRole::kHostDown) hosts += bps;
+      if (l->role() == LinkRole::kFabric) fabric += bps;
+    }
+    if (hosts > 0 && fabric > 0) worst = std::max(worst, hosts / fabric);
+  }
+  return worst;
+}
+
 }  // namespace fabsim

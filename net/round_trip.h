@@ -18,6 +18,11 @@ class Network;
 /// fabsim are symmetric, so host 0 stands for every host. Zero with fewer than two hosts.
 Time longest_base_rtt(Network& net, int64_t data_frame, int64_t ack_frame);
 
+/// The largest ratio, over switches with hosts attached, of the rate of their ports towards
+/// hosts to the rate of their ports towards other switches (a leaf with 32 hosts and 8 equal
+/// uplinks: 4). 1 when no switch has both. Read off the built links' rates and roles.
+double tor_oversubscription(Network& net);
+
 /// Switches on a shortest path (fewest hops) from host `src` to every host, indexed by host id
 /// (-1 where unreachable, 0 for `src` itself).
 std::vector<int> switch_hops(Network& net, uint32_t src);

@@ -342,6 +342,7 @@ void Switch::inject(Packet* p, uint16_t out) {
 void Switch::trim(EgressPort& egress, Packet* p) {
   sim_.ledger().trim(*p);
   trim_to_header(*p);
+  if (egress.link()->role() == LinkRole::kHostDown) p->flags |= kTrimmedLastHop;
   ++egress.counters().trims;
   egress.enqueue(p);
 }

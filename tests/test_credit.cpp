@@ -7,10 +7,12 @@
 
 #include <cmath>    // pow
 #include <string>   // scenarios
+#include <tuple>    // cases
 #include <utility>  // pair
 
 #include "conserved.h"
 #include "helpers.h"
+#include "net/round_trip.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
 #include "transport/uet/credit.h"
@@ -298,6 +300,8 @@ TEST(Credit, TheCreditTimerBoundsTheGrantRate) {
 // `trim`: without trimming (a buffer holding every window, and an RTO above the 0.4 ms of
 // queueing that speculation causes: htsim's 72.8 us would fire spuriously), or with UET's
 // trimming, which cuts the speculative excess above 1.5 x its threshold at the last hop.
+// The pacer alone: the fabric (8:1 at the ToRs) would turn fabric feedback on, and the
+// speculative windows' trims at the spines would slow it for a while.
 void incast31(bool trim) {
   std::string extra = fmt::format(R"(
 [network.buffer]
@@ -306,6 +310,7 @@ size = "32MB"
 enabled = {}
 [transport.uet]
 receiver_credit = true
+fabric_feedback = "off"
 rto = "{}"
 [output]
 sample_interval = "1us"
@@ -429,6 +434,105 @@ start = "200us"
   EXPECT_GT(r.flows[1].fct(), r.flows[0].fct());
   EXPECT_LT(r.flows[1].fct(), Time::us(300'000 * 8 / 99'000 + 30));
   expect_credit_balanced(t);
+}
+
+// ---- fabric feedback on the pacer rate --------------------------------------------------------
+
+// Every step of the rule (credit.h), to the exact value, with the default constants.
+TEST(FabricFeedback, DecreasesOnEcnAndFabricTrimsAndIncreasesAfterwards) {
+  FabricFeedback f{FabricFeedbackConfig{}};
+  const auto period = [&f](int packets, int ce, int trimmed_fabric, int trimmed_last_hop) {
+    for (int i = 0; i < trimmed_fabric; ++i) f.on_packet(true, false, false);
+    for (int i = 0; i < trimmed_last_hop; ++i) f.on_packet(true, true, false);
+    for (int i = 0; i < ce; ++i) f.on_packet(false, false, true);
+    for (int i = ce + trimmed_fabric + trimmed_last_hop; i < packets; ++i)
+      f.on_packet(false, false, false);
+    return f.period();
+  };
+  EXPECT_DOUBLE_EQ(period(100, 0, 0, 0), 1.0);  // clean: +0.01, clamped at 1
+  EXPECT_EQ(f.clean_periods(), 1);
+  // 80 % CE: g = 0.4 > 0.3, rate x (1 - 0.1 x 0.5); then g = 0.6, x (1 - 0.3 x 0.5).
+  EXPECT_DOUBLE_EQ(period(100, 80, 0, 0), 0.95);
+  EXPECT_DOUBLE_EQ(f.g(), 0.4);
+  EXPECT_EQ(f.clean_periods(), 0);
+  EXPECT_DOUBLE_EQ(period(100, 80, 0, 0), 0.95 * 0.85);
+  // 10 headers cut in the fabric (and 5 at the last hop, which do not count): -10 / 100; the
+  // ECN fraction is over the 85 untrimmed packets (0 here), so g halves to 0.3: no more.
+  EXPECT_DOUBLE_EQ(period(100, 0, 10, 5), 0.95 * 0.85 - 0.1);
+  EXPECT_DOUBLE_EQ(f.g(), 0.3);
+  const double r = 0.95 * 0.85 - 0.1;
+  // Clean periods add 0.01 x 2^n; a period with some CE below the target adds 0.01 and
+  // still counts as clean for the doubling.
+  EXPECT_DOUBLE_EQ(period(50, 0, 0, 0), r + 0.01);
+  EXPECT_DOUBLE_EQ(period(50, 0, 0, 0), r + 0.03);
+  EXPECT_DOUBLE_EQ(period(50, 5, 0, 0), r + 0.04);
+  EXPECT_DOUBLE_EQ(f.g(), 0.0375 + 0.05);
+  EXPECT_FALSE(f.settled());
+  EXPECT_DOUBLE_EQ(period(0, 0, 0, 0), r + 0.12);  // idle: + 0.01 x 2^3
+  EXPECT_EQ(f.clean_periods(), 4);
+  // Only fabric trims: the rate falls to the floor.
+  EXPECT_DOUBLE_EQ(period(20, 0, 20, 0), 0.01);
+  // Idle periods bring it back to 1; once g is below 1e-3 as well, the owner may stop.
+  int periods = 0;
+  while (!f.settled() && periods < 100) {
+    period(0, 0, 0, 0);
+    ++periods;
+  }
+  EXPECT_DOUBLE_EQ(f.rate(), 1.0);
+  EXPECT_LT(f.g(), 1e-3);
+  EXPECT_EQ(periods, 7);  // from the floor the rate is 0.01 x 2^k after k periods: 1 at k = 7
+}
+
+// A permutation across a leaf-spine oversubscribed 8:1 at the ToRs (16 hosts per leaf, 2
+// uplinks), every flow leaving its leaf, credit alone. Each receiver grants its own link's
+// rate, so the uplinks get 8 times what they carry and trim. Fabric feedback (on by default
+// here: credit alone, ToRs oversubscribed) slows the receivers' pacers: fewer headers cut,
+// and the flows end sooner. With NSCC, or on a fabric without oversubscription, it stays off.
+std::string oversubscribed_permutation(const std::string& keys, const std::string& cc = "none") {
+  std::string flows;
+  for (int h = 0; h < 64; ++h)
+    flows +=
+        fmt::format("[[workload.flows]]\nsrc = {}\ndst = {}\nbytes = \"1MB\"\n", h, (h + 16) % 64);
+  return credit_fabric(64,
+                       fmt::format("[network.trim]\nenabled = true\n[transport.uet]\n"
+                                   "receiver_credit = true\n{}\n[workload]\nkind = \"flows\"\n{}",
+                                   keys, flows),
+                       cc);
+}
+
+TEST(FabricFeedback, SlowsThePacersOfAnOversubscribedFabricAndCutsFewerHeaders) {
+  uint64_t trims[2] = {0, 0};
+  Time last[2];
+  for (int on = 0; on < 2; ++on) {
+    fabsim::Run run(load_scenario_text(
+        oversubscribed_permutation(on ? "" : "fabric_feedback = \"off\""), "oversub.toml"));
+    const RunResult r = execute_checked(run);
+    const auto& t = dynamic_cast<const UetTransport&>(run.transport());
+    EXPECT_DOUBLE_EQ(tor_oversubscription(run.network()), 8.0);
+    for (const auto& f : r.flows) {
+      ASSERT_TRUE(f.done);
+      last[on] = std::max(last[on], f.end);
+    }
+    trims[on] = t.stats().trims_seen;
+    if (on) {
+      ASSERT_NE(t.feedback(16), nullptr);
+      EXPECT_GT(t.stats().feedback_decreases, 0U);
+    } else {
+      EXPECT_EQ(t.feedback(16), nullptr);
+    }
+    expect_credit_balanced(t);
+  }
+  EXPECT_LT(trims[1] * 2, trims[0])
+      << trims[1] << " headers cut with feedback, " << trims[0] << " without";
+  EXPECT_LT(last[1], last[0]);
+  // Off by default with a window CC as well; on when asked.
+  for (const auto& [keys, cc, expect] :
+       {std::tuple{"", "nscc", false}, std::tuple{"fabric_feedback = \"on\"", "nscc", true}}) {
+    fabsim::Run run(load_scenario_text(oversubscribed_permutation(keys, cc), "oversub.toml"));
+    (void)execute_checked(run);
+    const auto& t = dynamic_cast<const UetTransport&>(run.transport());
+    EXPECT_EQ(t.feedback(16) != nullptr, expect) << keys << " " << cc;
+  }
 }
 
 // Credit runs per PDC: RUDI and UUD are refused with the key named.

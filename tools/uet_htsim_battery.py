@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""Runs uet-htsim's own validation battery for its sender-based congestion control
-(htsim/sim/datacenter/validate_uec_sender.txt: single flows, incasts, permutations with 128 or
-one entropy, oversubscribed leaf-spines) on fabsim's UET and on htsim_uec, side by side, and
-prints the table of docs/VALIDATION.md "uet-htsim's validation battery" (issue 17).
+"""Runs uet-htsim's own validation batteries (htsim/sim/datacenter/validate_uec_sender.txt for
+NSCC, validate_uec_rcv.txt for receiver credit alone, validate_uec_both.txt for both: single
+flows, incasts, permutations with 128 or one entropy, a quarter-speed link, oversubscribed
+leaf-spines) on fabsim's UET and on htsim_uec, side by side, and prints the tables of
+docs/VALIDATION.md "uet-htsim's own validation battery" (issues 17 and 18).
 
 Usage:
   tools/uet_htsim_battery.py --fabsim build/release/apps/fabsim/fabsim \\
@@ -15,7 +16,10 @@ Each experiment of the battery is a connection matrix and htsim flags. They map 
     uplinks (one spine each) and link speeds;
   - the wire, buffers, trimming, ECN, NSCC and entropy selection as tools/uet_side_by_side.py
     (thresholds from one BDP of the tier count, checked against the values htsim's log prints);
-  - -paths P: transport.uet.paths = P; -cwnd C: transport.nscc.initial_cwnd = C x 4,150 B;
+  - -receiver_cc_only: transport.uet.receiver_credit with cc = "none"; -receiver_cc (with
+    -sender_cc): receiver credit with NSCC; both turn ECN off on ToR ports towards hosts;
+  - -paths P: transport.uet.paths = P; -cwnd C: transport.nscc.initial_cwnd = C x 4,150 B
+    (with NSCC on; htsim's credit-only sender never reads it);
     -end T: simulation.stop_time = T us;
   - -failed N: htsim runs the first N core -> aggregation links at a quarter of their speed,
     with a quarter of the queue and ECN thresholds; fabsim gets a `degrade` fault at time 0 on
@@ -129,7 +133,9 @@ def main():
     ap.add_argument("--fabsim", required=True)
     ap.add_argument("--htsim", required=True, help="uet-htsim's htsim/sim/datacenter directory")
     ap.add_argument("--battery", default="validate_uec_sender.txt",
-                    help="the battery file, relative to --htsim")
+                    help="the battery file, relative to --htsim: validate_uec_sender.txt "
+                         "(NSCC), validate_uec_rcv.txt (receiver credit alone) or "
+                         "validate_uec_both.txt (both)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--only", help="experiment numbers (1-based, comma separated)")
     ap.add_argument("--no-htsim", action="store_true")
@@ -149,14 +155,20 @@ def main():
         block, tiers, faults = topology(nodes, f, hdir)
         trim, kmin, kmax = THRESHOLDS[tiers]
         uet = [f"paths = {f['-paths']}"] if "-paths" in f else []
-        nscc = [f'initial_cwnd = "{int(f["-cwnd"]) * MTU}B"'] if "-cwnd" in f else []
+        # -cwnd sets NSCC's first window; with credit alone htsim sends on credit only and the
+        # window it sets is never read (UecSrc::can_send_RCCC).
+        nscc = ([f'initial_cwnd = "{int(f["-cwnd"]) * MTU}B"']
+                if "-cwnd" in f and "-receiver_cc_only" not in f else [])
         stop = f"{f.get('-end', 1000)}us"
         name = f"b{n:02d}"
         toml = out / f"{name}.toml"
         # A degraded port trims and marks at thresholds scaled to its rate, as htsim's.
         scale = ['reference_rate = "100Gbps"'] if faults else []
+        # -receiver_cc_only: credit alone; -receiver_cc (with -sender_cc): credit and NSCC.
+        credit = "none" if "-receiver_cc_only" in f else "nscc" if "-receiver_cc" in f else None
         toml.write_text(sbs.fabsim_toml(name, mpath, block, trim, kmin, kmax, stop=stop, uet=uet,
-                                        nscc=nscc, faults=faults, ecn=scale, trims=scale))
+                                        nscc=nscc, faults=faults, ecn=scale, trims=scale,
+                                        credit_cc=credit))
         fw, frss, fu, _ = sbs.timed([args.fabsim, "run", str(toml), "--out", str(out / name)],
                                     ok=(0, 3))  # 3: the run ended with flows unfinished
         ff, _ = sbs.fabsim_fcts(out / name)
@@ -175,6 +187,8 @@ def main():
                 sys.exit(f"{name}: htsim's ECN thresholds {m.groups()} are not {kmin}, {kmax}")
             row["h"], _ = sbs.htsim_fcts(log)
             row["hw"] = hw
+            if "Using simple receiver oversubscribed CC" in log:
+                row["title"] += " [htsim: oversubscription pacer feedback, not in fabsim]"
         rows.append(row)
         print(name, title, len(ff), max(ff, default=0), flush=True)
 

@@ -75,12 +75,16 @@ CREDIT = {"incast128-credit": ("none", ["-receiver_cc_only"]),
 
 
 def fabsim_toml(name, matrix, topo, trim, kmin, kmax, stop="100ms", uet=(), nscc=(), faults=(),
-                ecn=(), trims=()):
+                ecn=(), trims=(), credit_cc=None):
     """The fabsim scenario of `name`. `uet`, `nscc`, `ecn`, `trims`: extra "key = value" lines
     for [transport.uet], [transport.nscc], [network.ecn], [network.trim]; `faults`:
-    [[faults.events]] blocks."""
-    cc, _ = CREDIT.get(name, ("nscc", []))
-    credit = name in CREDIT
+    [[faults.events]] blocks. `credit_cc`: receiver credit on, with this window CC ("none" or
+    "nscc"); None: as CREDIT says for `name`."""
+    if credit_cc is None:
+        cc, _ = CREDIT.get(name, ("nscc", []))
+        credit = name in CREDIT
+    else:
+        cc, credit = credit_cc, True
     lines = [f'name = "uet-{name}"', "[simulation]", f'stop_time = "{stop}"', topo,
              "[network]", "preamble_ifg = false", 'nic_arbiter = "fifo"',
              "[network.buffer]", 'size = "1GiB"',

@@ -2,7 +2,7 @@
 #include "transport/uet/credit.h"
 
 #include <algorithm>  // min, max
-#include <cmath>      // pow, floor
+#include <cmath>      // pow, floor, ldexp
 
 namespace fabsim {
 
@@ -141,6 +141,32 @@ bool CreditScheduler::tick(Grant* g) {
     return true;
   }
   return false;
+}
+
+double FabricFeedback::period() {
+  const auto total = static_cast<double>(received_);
+  const auto headers = static_cast<double>(trimmed_last_hop_ + trimmed_other_);
+  bool decrease = false;
+  if (trimmed_other_ > 0) {
+    rate_ -= static_cast<double>(trimmed_other_) / total;
+    decrease = true;
+  }
+  const double fraction = total > headers ? static_cast<double>(ecn_) / (total - headers) : 0.0;
+  g_ = g_ * (1 - cfg_.alpha) + cfg_.alpha * fraction;
+  if (g_ > cfg_.target && cfg_.md > 0) {
+    rate_ *= 1 - (g_ - cfg_.target) * cfg_.md;
+    decrease = true;
+  }
+  if (decrease) {
+    n_ = 0;
+  } else {
+    rate_ += ecn_ == 0 ? std::ldexp(cfg_.ai, std::min(n_, 64)) : cfg_.ai;
+    ++n_;
+  }
+  rate_ = std::clamp(rate_, cfg_.min_rate, 1.0);
+  idle_ = received_ == 0;
+  received_ = ecn_ = trimmed_last_hop_ = trimmed_other_ = 0;
+  return rate_;
 }
 
 }  // namespace fabsim

@@ -223,4 +223,56 @@ class CreditScheduler {
   std::deque<uint32_t> active_, idle_;
 };
 
+/// Fabric feedback on the receiver's pacer rate (REFERENCE.md §4.6: "the pacer rate can be
+/// scaled down by PCIe or oversubscription feedback"; the rule is uet-htsim's OversubscribedCC
+/// [code: uet-htsim oversubscribed_cc.cpp], its constants [UNVERIFIED] beyond that code). Credit
+/// alone paces each receiver to its own link, so on an oversubscribed fabric the receivers
+/// together grant more than the core carries; this slows a receiver's grants when its arriving
+/// data shows fabric congestion. One per receiving host. Each period (about 1.5 base RTTs):
+///   received = packets that reached the host's receivers (data, trimmed headers, requests),
+///   ecn = data packets with CE, trimmed = headers cut in the fabric (not at the last hop);
+///   if trimmed > 0:  rate -= trimmed / received                             (decrease)
+///   g = (1 - alpha) g + alpha x ecn / (received - trimmed headers of any hop)
+///   if g > target:   rate *= 1 - (g - target) x md                          (decrease)
+///   no decrease:     rate += ai x 2^n if ecn = 0 else ai; n += 1 (n = 0 after a decrease)
+///   rate clamped to [min_rate, 1]; the pacer grants at rate x its own rate.
+struct FabricFeedbackConfig {
+  double target = 0.3;     // ECN fraction the average may reach before a decrease
+  double alpha = 0.5;      // weight of the newest period's ECN fraction
+  double md = 0.5;         // decrease per unit of the average above target
+  double ai = 0.01;        // increase per period, doubling over clean periods
+  double min_rate = 0.01;  // floor (uet-htsim: max(0.01, 0.9 / the ToR oversubscription))
+};
+
+class FabricFeedback {
+ public:
+  explicit FabricFeedback(const FabricFeedbackConfig& cfg) : cfg_(cfg) {}
+  /// A packet reached one of the host's receivers; `trimmed`: a header the fabric cut,
+  /// `last_hop`: at the switch port towards this host; `ce`: untrimmed data with CE.
+  void on_packet(bool trimmed, bool last_hop, bool ce) {
+    ++received_;
+    if (trimmed) {
+      ++(last_hop ? trimmed_last_hop_ : trimmed_other_);
+    } else if (ce) {
+      ++ecn_;
+    }
+  }
+  /// Ends a period: updates and returns the rate.
+  double period();
+  double rate() const { return rate_; }
+  double g() const { return g_; }
+  int clean_periods() const { return n_; }
+  /// Nothing arrived in the last period and nothing is left to recover: the owner may stop
+  /// the periods until the next packet (an idle host costs no events).
+  bool settled() const { return rate_ >= 1 && g_ < 1e-3 && idle_; }
+
+ private:
+  FabricFeedbackConfig cfg_;
+  double rate_ = 1;
+  double g_ = 0;
+  int n_ = 0;          // periods without a decrease since the last one
+  bool idle_ = false;  // the last period saw no packet
+  uint64_t received_ = 0, ecn_ = 0, trimmed_last_hop_ = 0, trimmed_other_ = 0;  // this period
+};
+
 }  // namespace fabsim

@@ -2,6 +2,7 @@
 #include "transport/uet/uet.h"
 
 #include <algorithm>  // max, min
+#include <cmath>      // llround
 
 #include <fmt/format.h>
 
@@ -16,7 +17,7 @@ namespace {
 constexpr uint16_t kUetPort = 4793;     // UDP destination port of UET (REFERENCE.md §4.3)
 constexpr int64_t kMinFrameBytes = 64;  // IEEE 802.3 minimum frame, FCS included
 constexpr int64_t kUdpIpEthBytes = 46;  // Ethernet 14 + FCS 4 + IPv4 20 + UDP 8
-// Packet::flags bits (transport-owned 0x01..0x20).
+// Packet::flags bits (transport-owned 0x01..0x10).
 constexpr uint8_t kAckRequest = 0x01;  // data: the sender asks for an ACK now (AR)
 constexpr uint8_t kEndOfMessage = 0x02;
 constexpr uint8_t kRetransmit = 0x04;   // data: a resend (RETX); the receiver ACKs it at once
@@ -69,7 +70,23 @@ constexpr int64_t kZeroTickQuanta = 4;
 class UetTransport::Pacer : public EventTarget {
  public:
   Pacer(UetTransport& t, uint32_t host, const CreditPacerConfig& cfg)
-      : t_(t), sim_(t.net_.sim()), host_(t.net_.host(host)), self_(host), sched_(cfg) {}
+      : t_(t), sim_(t.net_.sim()), host_(t.net_.host(host)), self_(host), sched_(cfg) {
+    if (t.feedback_on_) {
+      feedback_ = std::make_unique<FabricFeedback>(t.cfg_.feedback);
+      // The period's jitter: a stream of the host's own, apart from its other streams.
+      rng_ =
+          std::make_unique<Rng>(sim_.rng(stream_id(StreamKind::kHost, (uint64_t{1} << 40) | host)));
+    }
+  }
+  /// A packet reached one of this host's receivers: fabric feedback counts it.
+  void count(const Packet& p) {
+    if (!feedback_) return;
+    const bool trimmed = (p.flags & kTrimmed) != 0;
+    feedback_->on_packet(trimmed, (p.flags & kTrimmedLastHop) != 0,
+                         is_data(p.type) && p.ecn == Ecn::kCe);
+    if (!period_.armed()) period_.arm(sim_.scheduler(), this, kPeriod, sim_.now() + next_period());
+  }
+  const FabricFeedback* feedback() const { return feedback_.get(); }
   /// A sending PDC whose receiver is here: its index in the scheduler.
   uint32_t add(uint32_t src, uint32_t sender_ep) {
     peers_.push_back({src, sender_ep});
@@ -83,17 +100,36 @@ class UetTransport::Pacer : public EventTarget {
     timer_.arm(sim_.scheduler(), this, 0, std::max(sim_.now(), next_));
   }
   void on_event(uint32_t tag, uint32_t gen) override {
+    if (tag == kPeriod) {
+      if (!period_.fire(sim_.scheduler(), this, tag, gen)) return;
+      const double before = feedback_->rate();
+      feedback_->period();
+      ++t_.counters_.feedback_periods;
+      if (feedback_->rate() < before) ++t_.counters_.feedback_decreases;
+      // An idle host with nothing left to recover stops; its next packet starts the periods.
+      if (!feedback_->settled())
+        period_.arm(sim_.scheduler(), this, kPeriod, sim_.now() + next_period());
+      return;
+    }
     if (!timer_.fire(sim_.scheduler(), this, tag, gen)) return;
     const Time now = sim_.now();
     CreditScheduler::Grant g;
     if (!sched_.tick(&g)) return;  // nothing to grant: sleep until new demand
     if (g.quanta > 0) send(g, now);
-    next_ = now + std::max(t_.time_per_quantum_ * (g.quanta > 0 ? g.quanta : kZeroTickQuanta),
-                           t_.cfg_.credit_timer);
+    Time pace = t_.time_per_quantum_ * (g.quanta > 0 ? g.quanta : kZeroTickQuanta);
+    if (feedback_ && feedback_->rate() < 1) {
+      pace = Time::ps(std::llround(static_cast<double>(pace.ps()) / feedback_->rate()));
+    }
+    next_ = now + std::max(pace, t_.cfg_.credit_timer);
     if (sched_.has_work()) timer_.arm(sim_.scheduler(), this, 0, next_);
   }
 
  private:
+  static constexpr uint32_t kPeriod = 1;  // timer tag of the fabric feedback period
+  Time next_period() {
+    const double f = t_.cfg_.feedback_period_rtts * (0.75 + 0.5 * rng_->uniform());
+    return Time::ps(std::llround(static_cast<double>(t_.base_rtt_.ps()) * f));
+  }
   struct Peer {
     uint32_t host;
     uint32_t endpoint;
@@ -126,6 +162,9 @@ class UetTransport::Pacer : public EventTarget {
   Timer timer_;
   Time next_;  // the earliest next tick (the pacing time of the last grant)
   uint32_t ev_ = 0;
+  std::unique_ptr<FabricFeedback> feedback_;  // null unless fabric feedback is on
+  std::unique_ptr<Rng> rng_;                  // the period's jitter
+  Timer period_;
 };
 
 // ---- sender ----------------------------------------------------------------------------------
@@ -678,6 +717,7 @@ class UetTransport::PdcReceiver : public Endpoint {
       accepted_any_ = false;  // the new PDC's first packet is ACKed at once
     }
     if (pacer_ != nullptr) {
+      pacer_->count(*p);
       // Data, trimmed headers and credit requests all carry the pull target (or the flag).
       read_target(*p);
       if (p->type == t_.credit_req_) {
@@ -898,6 +938,11 @@ UetTransport::UetTransport(Network& net, FlowTable& flows, const UetConfig& cfg)
     time_per_quantum_ =
         Time::ps(static_cast<int64_t>(static_cast<double>(cfg_.credit.quantum) * 8e12 / bps + 0.5));
     pacers_.resize(net.host_count());
+    // Fabric feedback: uet-htsim turns it on for credit alone on an oversubscribed fabric.
+    const double oversub = tor_oversubscription(net);
+    feedback_on_ = cfg_.fabric_feedback > 0 ||
+                   (cfg_.fabric_feedback < 0 && cfg_.cc.kind == &none_cc() && oversub > 1 + 1e-9);
+    if (cfg_.feedback.min_rate <= 0) cfg_.feedback.min_rate = std::max(0.01, 0.9 / oversub);
   }
 }
 
@@ -930,6 +975,10 @@ void UetTransport::trace_credit(int64_t issued, int64_t used) {
 
 const CreditScheduler* UetTransport::pacer(uint32_t host) const {
   return host < pacers_.size() && pacers_[host] ? &pacers_[host]->sched() : nullptr;
+}
+
+const FabricFeedback* UetTransport::feedback(uint32_t host) const {
+  return host < pacers_.size() && pacers_[host] ? pacers_[host]->feedback() : nullptr;
 }
 
 CreditLedger UetTransport::credit_ledger(uint32_t src, uint32_t dst) const {
@@ -1036,6 +1085,10 @@ std::vector<std::pair<std::string, uint64_t>> UetTransport::counters() const {
                                                   {"pdc_closes", counters_.closes},
                                                   {"stale", counters_.stale}};
   if (!cfg_.receiver_credit) return c;
+  if (feedback_on_) {
+    c.insert(c.end(), {{"feedback_periods", counters_.feedback_periods},
+                       {"feedback_decreases", counters_.feedback_decreases}});
+  }
   const CreditLedger l = credit_total();
   const auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
   c.insert(c.end(), {{"credit_grants", counters_.grants},
@@ -1120,6 +1173,34 @@ void load_credit(Section& u, UetConfig* c) {
                 "write credit_trace.csv: credit this receiver issued and its senders used, "
                 "over time (-1 = none)"));
   c->credit_unit = unit;
+  // Fabric feedback on the pacer rate (credit.h FabricFeedback; uet-htsim's OversubscribedCC).
+  const std::string fb = u.choice(
+      "fabric_feedback", "auto", {"auto", "on", "off"},
+      "receiver credit: each receiver slows its pacer when its data shows fabric congestion "
+      "(ECN, headers trimmed before the last hop; REFERENCE.md §4.6 'oversubscription "
+      "feedback', uet-htsim's rule); auto = on for credit alone (cc = \"none\") when the ToRs "
+      "are oversubscribed, as uet-htsim");
+  c->fabric_feedback = fb == "on" ? 1 : fb == "off" ? 0 : -1;
+  FabricFeedbackConfig& f = c->feedback;
+  f.target = u.real("feedback_target", f.target, 0.0, 1.0,
+                    "fabric feedback: average ECN fraction above which the rate decreases "
+                    "[UNVERIFIED: uet-htsim's 0.3]");
+  f.alpha = u.real("feedback_alpha", f.alpha, 0.0, 1.0,
+                   "fabric feedback: weight of a period's ECN fraction in the average "
+                   "[UNVERIFIED: uet-htsim's 0.5]");
+  f.md = u.real("feedback_md", f.md, 0.0, 1.0,
+                "fabric feedback: decrease per unit of the average above the target "
+                "[UNVERIFIED: uet-htsim's 0.5]");
+  f.ai = u.real("feedback_ai", f.ai, 0.0, 1.0,
+                "fabric feedback: increase per period, doubled over consecutive periods "
+                "without ECN [UNVERIFIED: uet-htsim's 0.01]");
+  f.min_rate = u.real("feedback_min_rate", 0.0, 0.0, 1.0,
+                      "fabric feedback: the lowest rate, as a fraction of the pacer's (0 = "
+                      "max(0.01, 0.9 / the ToR oversubscription), uet-htsim's)");
+  c->feedback_period_rtts =
+      u.real("feedback_period", c->feedback_period_rtts, 0.01, 1000.0,
+             "fabric feedback: the period in base round trips, each one drawn from 0.75 to "
+             "1.25 times it [UNVERIFIED: uet-htsim's 1.5]");
 }
 
 class UetKind final : public TransportKind {

@@ -77,6 +77,12 @@ struct UetConfig {
   bool fix_flag_ones = true;     // the flag: target field all 1s (else all 0s)
   Time credit_timer;             // shortest time between two grants (0 = paced by the quanta)
   int credit_trace_host = -1;    // credit_trace.csv: issued and used credit of this receiver
+  /// Fabric feedback on each receiver's pacer rate (credit.h FabricFeedback): -1 = on when
+  /// credit runs alone (cc = "none") on a fabric whose ToRs are oversubscribed (uet-htsim's
+  /// rule), 0 = off, 1 = on.
+  int fabric_feedback = -1;
+  FabricFeedbackConfig feedback;      // min_rate < 0: max(0.01, 0.9 / the ToR oversubscription)
+  double feedback_period_rtts = 1.5;  // period in base RTTs, each drawn from x [0.75, 1.25)
 };
 
 class UetTransport : public Transport {
@@ -97,21 +103,23 @@ class UetTransport : public Transport {
   const CongestionControl* pdc_cc(uint32_t src, uint32_t dst) const;
 
   struct Counters {
-    uint64_t acks = 0;             // ACKs sent (RUDI responses included)
-    uint64_t nacks = 0;            // NACKs sent
-    uint64_t trimmed_nacks = 0;    // of which for a trimmed packet
-    uint64_t timeouts = 0;         // PSNs expired by the retransmission timer
-    uint64_t rtx_nack = 0;         // retransmissions after a NACK (or ROD rewind)
-    uint64_t rtx_timeout = 0;      // retransmissions after a timeout
-    uint64_t spurious = 0;         // data arrivals already received (duplicates)
-    uint64_t trims_seen = 0;       // trimmed headers that reached a receiver
-    uint64_t out_of_window = 0;    // arrivals beyond the receiver's window (discarded)
-    uint64_t pdcs = 0;             // PDCs opened (set up by SYN data packets)
-    uint64_t closes = 0;           // Close frames sent (resends included)
-    uint64_t stale = 0;            // data arrivals for a closed PDC (discarded)
-    uint64_t grants = 0;           // credit packets sent by receivers' pacers
-    uint64_t credit_requests = 0;  // credit request control packets sent
-    uint64_t flagged = 0;          // data packets carrying seed 001's flag
+    uint64_t acks = 0;                // ACKs sent (RUDI responses included)
+    uint64_t nacks = 0;               // NACKs sent
+    uint64_t trimmed_nacks = 0;       // of which for a trimmed packet
+    uint64_t timeouts = 0;            // PSNs expired by the retransmission timer
+    uint64_t rtx_nack = 0;            // retransmissions after a NACK (or ROD rewind)
+    uint64_t rtx_timeout = 0;         // retransmissions after a timeout
+    uint64_t spurious = 0;            // data arrivals already received (duplicates)
+    uint64_t trims_seen = 0;          // trimmed headers that reached a receiver
+    uint64_t out_of_window = 0;       // arrivals beyond the receiver's window (discarded)
+    uint64_t pdcs = 0;                // PDCs opened (set up by SYN data packets)
+    uint64_t closes = 0;              // Close frames sent (resends included)
+    uint64_t stale = 0;               // data arrivals for a closed PDC (discarded)
+    uint64_t grants = 0;              // credit packets sent by receivers' pacers
+    uint64_t credit_requests = 0;     // credit request control packets sent
+    uint64_t flagged = 0;             // data packets carrying seed 001's flag
+    uint64_t feedback_periods = 0;    // fabric feedback periods run by receivers' pacers
+    uint64_t feedback_decreases = 0;  // of which lowered a pacer's rate
   };
   const Counters& stats() const { return counters_; }
   /// Receiver credit: the ledger of the PDC from `src` to `dst`, and summed over all PDCs.
@@ -119,6 +127,8 @@ class UetTransport : public Transport {
   CreditLedger credit_total() const;
   /// The pacer state of the PDC from `src` to `dst` at its receiver (tests).
   const CreditScheduler* pacer(uint32_t host) const;
+  /// The fabric feedback of `host`'s pacer (null when off or no PDC sends to it).
+  const FabricFeedback* feedback(uint32_t host) const;
   struct CreditSample {
     Time at;
     int64_t issued = 0;  // cumulative credit the traced receiver granted
@@ -149,11 +159,12 @@ class UetTransport : public Transport {
   std::vector<Pair*> order_;  // creation order (determinism)
   std::unordered_map<uint32_t, std::vector<int>> hops_;
   Counters counters_;
-  PacketType close_{};       // PDS control: Close
-  PacketType close_ack_{};   // PDS control: the target's answer to a Close
-  PacketType credit_{};      // PDS control: Credit (cumulative pull number in seq)
-  PacketType credit_req_{};  // PDS control: Credit Request (pull target in ext)
-  Time time_per_quantum_;    // the pacers' time per credit quantum
+  PacketType close_{};        // PDS control: Close
+  PacketType close_ack_{};    // PDS control: the target's answer to a Close
+  PacketType credit_{};       // PDS control: Credit (cumulative pull number in seq)
+  PacketType credit_req_{};   // PDS control: Credit Request (pull target in ext)
+  Time time_per_quantum_;     // the pacers' time per credit quantum
+  bool feedback_on_ = false;  // the pacers run fabric feedback (fabric_feedback resolved)
   std::vector<std::unique_ptr<Pacer>> pacers_;  // by receiving host, built on first use
   std::vector<int64_t> nic_credit_;  // by host: credit held over its PDCs (seed 001 scope)
   std::vector<int> sending_pdcs_;    // by host: PDCs with data (pull target divisor)
