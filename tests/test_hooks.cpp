@@ -227,6 +227,45 @@ TEST(Trim, AThresholdForAReferenceRateScalesWithThePortsRate) {
   }
 }
 
+// kTrimmedLastHop: a header cut at a switch port towards a host carries it, one cut between
+// switches does not (uet-htsim tells them apart by hop count; UET's fabric feedback counts only
+// the second). Two leaves, one spine; every data packet is trimmed at the hooked port.
+TEST(Trim, OnlyAHeaderCutTowardsAHostIsMarkedLastHop) {
+  for (const bool last_hop : {false, true}) {
+    Simulation sim(1);
+    Network net(sim);
+    LeafSpineConfig cfg;
+    cfg.servers = 2;
+    cfg.gpus_per_server = 1;
+    cfg.servers_per_leaf = 1;
+    cfg.spines = 1;
+    cfg.uplink_rate = 100_Gbps;
+    const auto info = build_leaf_spine(
+        net, cfg, no_ecn(), 20, [](uint32_t id) { return std::make_unique<EcmpSelector>(id); });
+    DetailSink sink(sim);
+    const uint32_t ep = net.endpoints().add(&sink);
+    TrimHook::Config tc;
+    tc.threshold = Bytes(0);  // every data packet is over it
+    Switch& leaf0 = net.sw(info.tors[0]);
+    Switch& leaf1 = net.sw(info.tors[1]);
+    Switch& hooked = last_hop ? leaf1 : leaf0;
+    const uint16_t port = last_hop ? leaf1.routes_to(1)[0] : info.uplink_ports(info.tors[0])[0];
+    hooked.set_admission_hook(port, 1, &hooked.adopt_hook(std::make_unique<TrimHook>(tc)));
+    EXPECT_EQ(hooked.port(port).link()->role(), last_hop ? LinkRole::kHostDown : LinkRole::kFabric);
+    Packet* p = test::make_packet(sim, 0, 1, kFrame, 1, ep, 7);
+    leaf0.receive(p, leaf0.routes_to(0)[0]);  // from host 0's link
+    sim.run();
+    ASSERT_EQ(sink.arrivals.size(), 1U);
+    const auto& h = sink.arrivals[0];
+    EXPECT_EQ(h.seq, 7U);
+    EXPECT_EQ(h.payload, 0U);
+    EXPECT_EQ(h.flags & kTrimmed, kTrimmed);
+    EXPECT_EQ((h.flags & kTrimmedLastHop) != 0, last_hop);
+    net.finish();
+    EXPECT_EQ(sim.pool().live(), 0U);
+  }
+}
+
 // A buffer of 3 frames with PFC off: the third packet's queue would exceed alpha x free bytes.
 SwitchConfig tiny_buffer() {
   SwitchConfig sw = no_ecn();

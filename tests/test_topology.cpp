@@ -3,6 +3,7 @@
 
 #include "lb/ecmp.h"
 #include "net/network.h"
+#include "net/round_trip.h"
 #include "net/topology.h"
 
 namespace fabsim {
@@ -28,6 +29,8 @@ TEST(LeafSpine, Seed002TestbedSpeedups) {
     EXPECT_EQ(net.sw(0).port_count(), 8U + spines);  // 8 down, one up per spine
     // All NICs of server s are on leaf s.
     for (int h = 0; h < 32; ++h) EXPECT_EQ(info.tor_of_host[h], static_cast<uint32_t>(h / 8));
+    // 8 x 100G down, 3 or 4 x 400G up: not oversubscribed.
+    EXPECT_DOUBLE_EQ(tor_oversubscription(net), 1.0);
   }
 }
 
@@ -58,6 +61,7 @@ TEST(LeafSpine, ParallelLinksMultiplyUplinks) {
   const auto info = build_leaf_spine(net, cfg, SwitchConfig{}, 20, ecmp());
   EXPECT_EQ(info.uplink_ports(info.tors[0]).size(), 6U);
   EXPECT_DOUBLE_EQ(info.speedup, 6.0 * 100 / (8 * 100));
+  EXPECT_DOUBLE_EQ(tor_oversubscription(net), 8.0 * 100 / (6 * 100));  // read off the links
   // The spine reaches each leaf over 3 parallel links: 4 leaves x 3.
   EXPECT_EQ(net.sw(info.top_tier()[0]).port_count(), 12U);
 }
