@@ -29,6 +29,7 @@ gives each side's finished flows, FCT median and maximum, and htsim's recorded t
 (the battery's tailFCT, an upper bound its authors check, not a measurement).
 """
 import argparse
+import json
 import pathlib
 import re
 import statistics
@@ -187,8 +188,12 @@ def main():
                 sys.exit(f"{name}: htsim's ECN thresholds {m.groups()} are not {kmin}, {kmax}")
             row["h"], _ = sbs.htsim_fcts(log)
             row["hw"] = hw
-            if "Using simple receiver oversubscribed CC" in log:
-                row["title"] += " [htsim: oversubscription pacer feedback, not in fabsim]"
+            # Both sides must agree on the receiver's fabric feedback (htsim: OversubscribedCC).
+            counters = json.load((out / name / "summary.json").open())["transport"]
+            theirs = "Using simple receiver oversubscribed CC" in log
+            if theirs != ("feedback_periods" in counters):
+                row["title"] += (" [fabric feedback: htsim " + ("on" if theirs else "off") +
+                                 ", fabsim " + ("off" if theirs else "on") + "]")
         rows.append(row)
         print(name, title, len(ff), max(ff, default=0), flush=True)
 
