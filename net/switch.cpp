@@ -101,6 +101,7 @@ void Switch::finalize() {
   total_headroom_ = 0;
   for (auto& s : ports_) {
     const auto& link = s.egress->link()->config();
+    s.built_rate = link.rate;
     s.headroom = cfg_.pfc.headroom.count() > 0
                      ? cfg_.pfc.headroom.count()
                      : auto_headroom(link, cfg_.pfc, cfg_.max_frame_bytes);
@@ -185,9 +186,8 @@ void Switch::check_xoff(uint16_t in, uint8_t cls) {
     s.xoff_mask = static_cast<uint8_t>(s.xoff_mask | (1U << cls));
     send_pfc(in, cls, cfg_.pfc.pause_quanta);
     // Refresh the pause before it lapses at the upstream port.
-    const Time half = serialization_delay(static_cast<int64_t>(cfg_.pfc.pause_quanta) * 32,
-                                          s.egress->link()->config().rate);
-    if (!s.refresh.armed()) s.refresh.arm(sim_.scheduler(), this, in, sim_.now() + half);
+    if (!s.refresh.armed())
+      s.refresh.arm(sim_.scheduler(), this, in, sim_.now() + refresh_after(s));
   }
 }
 
@@ -223,9 +223,16 @@ void Switch::on_event(uint32_t tag, uint32_t gen) {
   for (uint8_t c = 0; c < kNumClasses; ++c) {
     if ((s.xoff_mask >> c) & 1U) send_pfc(static_cast<uint16_t>(tag), c, cfg_.pfc.pause_quanta);
   }
-  const Time half = serialization_delay(static_cast<int64_t>(cfg_.pfc.pause_quanta) * 32,
-                                        s.egress->link()->config().rate);
-  s.refresh.arm(sim_.scheduler(), this, tag, sim_.now() + half);
+  s.refresh.arm(sim_.scheduler(), this, tag, sim_.now() + refresh_after(s));
+}
+
+// Half the pause the upstream port applies: quanta x 512 bit times at ITS rate, which the
+// link it sends on sets. Cables are built with one rate both ways and a degrade fault only
+// lowers a direction's rate, so the built rate gives the shortest the pause can be: a
+// refresh at half of that never lets it lapse, whichever direction is degraded.
+Time Switch::refresh_after(const PortState& s) const {
+  const Rate rate = s.built_rate.bps() > 0 ? s.built_rate : s.egress->link()->config().rate;
+  return serialization_delay(static_cast<int64_t>(cfg_.pfc.pause_quanta) * 32, rate);
 }
 
 // One event before a packet arrives (net/link.cpp): its ingress buffer counters; when a hook

@@ -137,6 +137,7 @@ class Switch : public Node, public EventTarget {
     };
     std::array<ClassBytes, kNumClasses> buf{};
     Timer refresh;
+    Rate built_rate;  // the port's link rate at finalize(): PFC refresh timing
   };
   bool lossless(uint8_t cls) const {
     return cfg_.pfc.enabled && ((cfg_.pfc.lossless_mask >> cls) & 1U);
@@ -150,6 +151,7 @@ class Switch : public Node, public EventTarget {
   void check_xoff(uint16_t in, uint8_t cls);
   void check_xon(uint16_t in, uint8_t cls);
   void send_pfc(uint16_t port, uint8_t cls, uint16_t quanta);
+  Time refresh_after(const PortState& s) const;
 
   // What forwarding reads per packet comes first: a link prefetches the first two lines of the
   // switch it feeds one stage before prefetch_receive() (net/link.cpp).

@@ -1,6 +1,8 @@
 // Packet trimming; see trim.h.
 #include "net/trim.h"
 
+#include <algorithm>  // max
+
 #include "net/port.h"
 
 namespace fabsim {
@@ -10,7 +12,11 @@ Admission TrimHook::on_enqueue(const Packet& p, const EgressPort& port, bool buf
   if (!buffer_ok) return cfg_.trim_on_overflow ? Admission::kTrim : Admission::kAdmit;
   const int64_t after = port.queued_bytes(p.tclass) + static_cast<int64_t>(p.size) +
                         (cfg_.count_on_wire ? port.on_wire_bytes() : 0);
-  if (after <= threshold(port)) return Admission::kAdmit;
+  // A threshold scaled below one frame still admits a frame into an empty queue.
+  const int64_t limit = cfg_.reference_rate.bps() > 0
+                            ? std::max<int64_t>(threshold(port), static_cast<int64_t>(p.size))
+                            : threshold(port);
+  if (after <= limit) return Admission::kAdmit;
   return cfg_.random_victim && rng_.bernoulli(0.5) ? Admission::kTrimTail : Admission::kTrim;
 }
 

@@ -452,9 +452,11 @@ TEST(FabricFeedback, DecreasesOnEcnAndFabricTrimsAndIncreasesAfterwards) {
   EXPECT_DOUBLE_EQ(period(100, 0, 0, 0), 1.0);  // clean: +0.01, clamped at 1
   EXPECT_EQ(f.clean_periods(), 1);
   // 80 % CE: g = 0.4 > 0.3, rate x (1 - 0.1 x 0.5); then g = 0.6, x (1 - 0.3 x 0.5).
+  EXPECT_FALSE(f.decreased());
   EXPECT_DOUBLE_EQ(period(100, 80, 0, 0), 0.95);
   EXPECT_DOUBLE_EQ(f.g(), 0.4);
   EXPECT_EQ(f.clean_periods(), 0);
+  EXPECT_TRUE(f.decreased());
   EXPECT_DOUBLE_EQ(period(100, 80, 0, 0), 0.95 * 0.85);
   // 10 headers cut in the fabric (and 5 at the last hop, which do not count): -10 / 100; the
   // ECN fraction is over the 85 untrimmed packets (0 here), so g halves to 0.3: no more.
@@ -470,8 +472,10 @@ TEST(FabricFeedback, DecreasesOnEcnAndFabricTrimsAndIncreasesAfterwards) {
   EXPECT_FALSE(f.settled());
   EXPECT_DOUBLE_EQ(period(0, 0, 0, 0), r + 0.12);  // idle: + 0.01 x 2^3
   EXPECT_EQ(f.clean_periods(), 4);
-  // Only fabric trims: the rate falls to the floor.
+  // Only fabric trims: the rate falls to the floor, and a decrease at the floor still counts.
   EXPECT_DOUBLE_EQ(period(20, 0, 20, 0), 0.01);
+  EXPECT_DOUBLE_EQ(period(20, 0, 20, 0), 0.01);
+  EXPECT_TRUE(f.decreased());
   // Idle periods bring it back to 1; once g is below 1e-3 as well, the owner may stop.
   int periods = 0;
   while (!f.settled() && periods < 100) {
@@ -481,6 +485,16 @@ TEST(FabricFeedback, DecreasesOnEcnAndFabricTrimsAndIncreasesAfterwards) {
   EXPECT_DOUBLE_EQ(f.rate(), 1.0);
   EXPECT_LT(f.g(), 1e-3);
   EXPECT_EQ(periods, 7);  // from the floor the rate is 0.01 x 2^k after k periods: 1 at k = 7
+
+  // Without increase (ai = 0) the rate stays where it fell, and an idle host still settles.
+  FabricFeedbackConfig flat;
+  flat.ai = 0;
+  FabricFeedback h(flat);
+  h.on_packet(true, false, false);
+  EXPECT_DOUBLE_EQ(h.period(), 0.01);
+  for (int i = 0; i < 20 && !h.settled(); ++i) h.period();
+  EXPECT_TRUE(h.settled());
+  EXPECT_DOUBLE_EQ(h.rate(), 0.01);
 }
 
 // A permutation across a leaf-spine oversubscribed 8:1 at the ToRs (16 hosts per leaf, 2

@@ -763,6 +763,56 @@ TEST(Faults, ADegradedDirectionRunsAtItsFractionAndTheOtherAtFullRate) {
   EXPECT_NEAR(rb.flows[1].fct().us_f() / f0.fct().us_f(), 1.0, 0.01);
 }
 
+// PFC across a degraded direction stays lossless. Hosts 1-3 send to host 0 over 400 Gb/s
+// uplinks; host 0's 100 Gb/s link is the bottleneck, so leaf0 (1 MB of buffer) pauses spine0
+// with short pauses (40 quanta) sent on leaf0 -> spine0, degraded to a quarter. The pause lasts
+// 40 quanta at spine0's own rate (400 Gb/s, 51 ns), so leaf0 must refresh it by that rate:
+// refreshed by its degraded one, every pause lapsed before its refresh, and the run dropped
+// 1,231 frames and took 134 ms of go-back-N instead of 494 us.
+TEST(Faults, PfcAcrossADegradedDirectionDropsNothing) {
+  const std::string text = fmt::format(R"(
+[topology]
+kind = "leaf_spine"
+servers = 4
+gpus_per_server = 1
+servers_per_leaf = 1
+spines = 1
+nic_rate = "100Gbps"
+uplink_rate = "400Gbps"
+[network.buffer]
+size = "1MB"
+[network.pfc]
+enabled = true
+pause_quanta = 40
+[transport]
+kind = "roce"
+cc = "none"
+[[faults.events]]
+link = "leaf0-spine0"
+action = "degrade"
+direction = "up"
+rate_factor = 0.25
+[workload]
+kind = "flows"
+{})",
+                                       [] {
+                                         std::string f;
+                                         for (int s = 1; s <= 3; ++s)
+                                           f +=
+                                               fmt::format("[[workload.flows]]\nsrc = {}\ndst = 0\n"
+                                                           "bytes = \"2MB\"\n",
+                                                           s);
+                                         return f;
+                                       }());
+  const RunResult r = run_checked(load_scenario_text(text, "pfc-degrade.toml"));
+  expect_every_byte_delivered(r);
+  EXPECT_EQ(r.ledger.total().dropped_total().packets, 0U);
+  EXPECT_EQ(r.fabric["faults"]["retransmitted_bytes"].get<uint64_t>(), 0U);
+  EXPECT_GT(r.totals.pfc_frames, 100U);  // the short pauses were refreshed many times
+  // 6 MB into one 100 Gb/s host link: the last byte near 6 MB of frames later.
+  EXPECT_LT(r.end_time.us_f(), 6'000'000 * 8 / 100e3 * 1.1);
+}
+
 TEST(Faults, DegradeNeedsItsFactorInRange) {
   const auto with = [](const std::string& keys) {
     return fmt::format(R"({}

@@ -165,6 +165,7 @@ double FabricFeedback::period() {
   }
   rate_ = std::clamp(rate_, cfg_.min_rate, 1.0);
   idle_ = received_ == 0;
+  decided_ = true;
   received_ = ecn_ = trimmed_last_hop_ = trimmed_other_ = 0;
   return rate_;
 }

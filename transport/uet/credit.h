@@ -264,14 +264,17 @@ class FabricFeedback {
   int clean_periods() const { return n_; }
   /// Nothing arrived in the last period and nothing is left to recover: the owner may stop
   /// the periods until the next packet (an idle host costs no events).
-  bool settled() const { return rate_ >= 1 && g_ < 1e-3 && idle_; }
+  bool settled() const { return (rate_ >= 1 || cfg_.ai <= 0) && g_ < 1e-3 && idle_; }
+  /// The last period decided a decrease (the rate may already have been at the floor).
+  bool decreased() const { return n_ == 0 && decided_; }
 
  private:
   FabricFeedbackConfig cfg_;
   double rate_ = 1;
   double g_ = 0;
-  int n_ = 0;          // periods without a decrease since the last one
-  bool idle_ = false;  // the last period saw no packet
+  int n_ = 0;             // periods without a decrease since the last one
+  bool idle_ = false;     // the last period saw no packet
+  bool decided_ = false;  // a period has run
   uint64_t received_ = 0, ecn_ = 0, trimmed_last_hop_ = 0, trimmed_other_ = 0;  // this period
 };
 

@@ -102,10 +102,9 @@ class UetTransport::Pacer : public EventTarget {
   void on_event(uint32_t tag, uint32_t gen) override {
     if (tag == kPeriod) {
       if (!period_.fire(sim_.scheduler(), this, tag, gen)) return;
-      const double before = feedback_->rate();
       feedback_->period();
       ++t_.counters_.feedback_periods;
-      if (feedback_->rate() < before) ++t_.counters_.feedback_decreases;
+      if (feedback_->decreased()) ++t_.counters_.feedback_decreases;
       // An idle host with nothing left to recover stops; its next packet starts the periods.
       if (!feedback_->settled())
         period_.arm(sim_.scheduler(), this, kPeriod, sim_.now() + next_period());

@@ -81,7 +81,7 @@ struct UetConfig {
   /// credit runs alone (cc = "none") on a fabric whose ToRs are oversubscribed (uet-htsim's
   /// rule), 0 = off, 1 = on.
   int fabric_feedback = -1;
-  FabricFeedbackConfig feedback;      // min_rate < 0: max(0.01, 0.9 / the ToR oversubscription)
+  FabricFeedbackConfig feedback;      // min_rate <= 0: max(0.01, 0.9 / the ToR oversubscription)
   double feedback_period_rtts = 1.5;  // period in base RTTs, each drawn from x [0.75, 1.25)
 };
 
@@ -119,7 +119,7 @@ class UetTransport : public Transport {
     uint64_t credit_requests = 0;     // credit request control packets sent
     uint64_t flagged = 0;             // data packets carrying seed 001's flag
     uint64_t feedback_periods = 0;    // fabric feedback periods run by receivers' pacers
-    uint64_t feedback_decreases = 0;  // of which lowered a pacer's rate
+    uint64_t feedback_decreases = 0;  // of which decided a decrease (at the floor too)
   };
   const Counters& stats() const { return counters_; }
   /// Receiver credit: the ledger of the PDC from `src` to `dst`, and summed over all PDCs.
