@@ -13,9 +13,8 @@ Admission TrimHook::on_enqueue(const Packet& p, const EgressPort& port, bool buf
   const int64_t after = port.queued_bytes(p.tclass) + static_cast<int64_t>(p.size) +
                         (cfg_.count_on_wire ? port.on_wire_bytes() : 0);
   // A threshold scaled below one frame still admits a frame into an empty queue.
-  const int64_t limit = cfg_.reference_rate.bps() > 0
-                            ? std::max<int64_t>(threshold(port), static_cast<int64_t>(p.size))
-                            : threshold(port);
+  int64_t limit = threshold(port);
+  if (cfg_.reference_rate.bps() > 0) limit = std::max<int64_t>(limit, p.size);
   if (after <= limit) return Admission::kAdmit;
   return cfg_.random_victim && rng_.bernoulli(0.5) ? Admission::kTrimTail : Admission::kTrim;
 }

@@ -690,10 +690,11 @@ nic_rate = "100Gbps"
 uplink_rate = "100Gbps"
 )";
 
-std::string degrade_scenario(const std::string& direction) {
+// Lossless RoCE without congestion control after `head` (topology, buffer and PFC keys), with
+// leaf0 -> spine0 at a quarter of its rate in `direction` from the start, and `flows`.
+std::string roce_degrade(const std::string& head, const std::string& direction,
+                         const std::string& flows) {
   return fmt::format(R"({}
-[network.pfc]
-enabled = true
 [transport]
 kind = "roce"
 cc = "none"
@@ -704,7 +705,14 @@ direction = "{}"
 rate_factor = 0.25
 [workload]
 kind = "flows"
-[[workload.flows]]
+{})",
+                     head, direction, flows);
+}
+
+std::string degrade_scenario(const std::string& direction) {
+  return roce_degrade(std::string(kTwoLeavesOneSpine) + "[network.pfc]\nenabled = true\n",
+                      direction,
+                      R"([[workload.flows]]
 src = 0
 dst = 1
 bytes = "2MB"
@@ -712,8 +720,7 @@ bytes = "2MB"
 src = 1
 dst = 0
 bytes = "2MB"
-)",
-                     kTwoLeavesOneSpine, direction);
+)");
 }
 
 TEST(Faults, ADegradedDirectionRunsAtItsFractionAndTheOtherAtFullRate) {
@@ -770,7 +777,10 @@ TEST(Faults, ADegradedDirectionRunsAtItsFractionAndTheOtherAtFullRate) {
 // refreshed by its degraded one, every pause lapsed before its refresh, and the run dropped
 // 1,231 frames and took 134 ms of go-back-N instead of 494 us.
 TEST(Faults, PfcAcrossADegradedDirectionDropsNothing) {
-  const std::string text = fmt::format(R"(
+  std::string flows;
+  for (int src = 1; src <= 3; ++src)
+    flows += fmt::format("[[workload.flows]]\nsrc = {}\ndst = 0\nbytes = \"2MB\"\n", src);
+  const std::string text = roce_degrade(R"(
 [topology]
 kind = "leaf_spine"
 servers = 4
@@ -784,26 +794,8 @@ size = "1MB"
 [network.pfc]
 enabled = true
 pause_quanta = 40
-[transport]
-kind = "roce"
-cc = "none"
-[[faults.events]]
-link = "leaf0-spine0"
-action = "degrade"
-direction = "up"
-rate_factor = 0.25
-[workload]
-kind = "flows"
-{})",
-                                       [] {
-                                         std::string f;
-                                         for (int s = 1; s <= 3; ++s)
-                                           f +=
-                                               fmt::format("[[workload.flows]]\nsrc = {}\ndst = 0\n"
-                                                           "bytes = \"2MB\"\n",
-                                                           s);
-                                         return f;
-                                       }());
+)",
+                                        "up", flows);
   const RunResult r = run_checked(load_scenario_text(text, "pfc-degrade.toml"));
   expect_every_byte_delivered(r);
   EXPECT_EQ(r.ledger.total().dropped_total().packets, 0U);

@@ -3,12 +3,17 @@
 // packet, copied by clone).
 #include <gtest/gtest.h>
 
+#include "conserved.h"
+#include "helpers.h"
+
 #include <cstddef>  // offsetof
 #include <vector>   // held packets
 
 #include "core/packet.h"
 #include "core/packet_kinds.h"
 #include "core/simulation.h"
+#include "scenario/runner.h"
+#include "scenario/scenario.h"
 
 namespace fabsim {
 namespace {
@@ -160,5 +165,14 @@ TEST(PacketPoolStorage, FreedOnlyWhenNothingIsLiveAndTheHighWaterMarkStays) {
   pool.release(again);
 }
 
+// A run that ends with nothing live gives the packets' memory back before its report
+// (Run::collect); the high-water mark stays for the report.
+TEST(PacketPoolStorage, ARunFreesItsPacketsBeforeTheReport) {
+  fabsim::Run run(load_scenario_text(test::two_to_one_toml("", "1MB"), "pool.toml"));
+  const RunResult r = execute_checked(run);
+  EXPECT_EQ(r.packets_live_at_end, 0U);
+  EXPECT_GT(run.sim().pool().capacity(), 0U);
+  EXPECT_EQ(run.sim().pool().allocated(), 0U);
+}
 }  // namespace
 }  // namespace fabsim
