@@ -418,6 +418,22 @@ TEST(Rltp, FourByteReadAndWriteRoundTrips) {
               static_cast<double>((20_us + four_hops).ps()), 4.0);
 }
 
+// A QP that serves many reads forgets the finished ones: the set it keeps to ignore retried
+// requests is bounded by the reads in progress, not by the reads the run has made.
+TEST(RoceRead, AnsweredReadsStayBounded) {
+  std::string s = two_hosts("roce", 1024, "4KiB", "op = \"read\"");
+  for (int i = 1; i < 400; ++i) {
+    s += fmt::format("[[workload.flows]]\nsrc = 0\ndst = 1\nbytes = \"4KiB\"\nstart = \"{}us\"\n",
+                     20 * i);
+  }
+  fabsim::Run run(load_scenario_text(s, "reads.toml", {}));
+  const RunResult r = execute_checked(run);
+  for (const auto& f : r.flows) ASSERT_TRUE(f.done);
+  const size_t kept = dynamic_cast<RoceTransport&>(run.transport()).answered_reads(0, 1);
+  EXPECT_GE(kept, 1U);   // the newest read is remembered
+  EXPECT_LE(kept, 65U);  // one read in progress at a time: 2 x 1 + 64 slack, then a sweep
+}
+
 // ACKs coalesced beyond the BDP cap would leave the sender blocked until its timeout: the
 // receiver acknowledges at least every half cap (review of issue 15).
 TEST(SelectiveRepeat, AckCoalescingNeverWaitsPastTheCap) {

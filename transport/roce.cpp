@@ -47,6 +47,8 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   Rate rate() const { return out_.rate; }
   const CcNeeds& needs() const { return needs_; }
   uint64_t max_outstanding() const { return sb_.max_outstanding(); }
+  /// Reads this QP remembers having answered (tests: bounded over a long run).
+  size_t answered_reads() const { return reads_.size(); }
   const CongestionControl& cc() const { return *cc_; }
 
   void post(uint32_t flow, int64_t bytes) {
@@ -316,8 +318,17 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   }
 
   // A read request for `bytes` of flow `flow` reached this QP's host (the data's source).
+  // The QP remembers the reads it answered so that a retried request is not answered twice;
+  // a finished read is forgotten (a late duplicate of it is ignored by the `done` check), in
+  // sweeps whenever the set has doubled since the last, so the set holds the reads in progress
+  // and at most as many finished ones: amortised O(1), bounded however many reads the QP serves.
   void answer_read(uint32_t flow, int64_t bytes) {
+    if (t_.flows_[flow].done) return;         // a late duplicate of a finished read
     if (!reads_.insert(flow).second) return;  // a retried request: already answered
+    if (reads_.size() > 2 * reads_kept_ + kReadSweepSlack) {
+      std::erase_if(reads_, [this](uint32_t f) { return t_.flows_[f].done; });
+      reads_kept_ = reads_.size();
+    }
     post(flow, bytes);
   }
 
@@ -412,8 +423,10 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   bool selective_;                      // IRN recovery: sb_ holds snd_una / snd_nxt
   SackScoreboard sb_;                   // selective repeat only
   std::unordered_set<uint32_t> reads_;  // flows whose read request this QP answered
-  std::vector<uint32_t> acked_flows_;   // write parts fully acknowledged, to report
-  std::vector<uint32_t> reporting_;     // the batch being reported
+  size_t reads_kept_ = 0;               // reads_'s size after its last sweep
+  static constexpr size_t kReadSweepSlack = 64;
+  std::vector<uint32_t> acked_flows_;  // write parts fully acknowledged, to report
+  std::vector<uint32_t> reporting_;    // the batch being reported
 };
 
 // ---- receiver side ---------------------------------------------------------------------------
@@ -874,6 +887,12 @@ const CongestionControl* RoceTransport::qp_cc(uint32_t src, uint32_t dst, int qp
   const Connection* c = first_connection(src, dst);
   if (c == nullptr || qp >= static_cast<int>(c->send.size())) return nullptr;
   return &c->send[qp]->cc();
+}
+
+size_t RoceTransport::answered_reads(uint32_t src, uint32_t dst, int qp) const {
+  const Connection* c = first_connection(src, dst);
+  if (c == nullptr || qp >= static_cast<int>(c->send.size())) return 0;
+  return c->send[qp]->answered_reads();
 }
 
 int64_t RoceTransport::max_outstanding_bytes(uint32_t src, uint32_t dst, int qp) const {

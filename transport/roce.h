@@ -105,6 +105,9 @@ class RoceTransport : public Transport, public EventTarget {
   /// The most payload bytes a QP from `src` to `dst` (channel 0) ever had outstanding
   /// (selective repeat; tests of BDP flow control), or 0 if none.
   int64_t max_outstanding_bytes(uint32_t src, uint32_t dst, int qp = 0) const;
+  /// Reads the `qp`-th QP from `src` to `dst` (channel 0) remembers having answered (tests: the
+  /// set stays bounded over many reads), or 0.
+  size_t answered_reads(uint32_t src, uint32_t dst, int qp = 0) const;
   /// The congestion control of the `qp`-th QP from `src` to `dst` (channel 0; tests), or null.
   const CongestionControl* qp_cc(uint32_t src, uint32_t dst, int qp = 0) const;
   /// The BDP cap each selective-repeat QP runs with, in packets (0 under go-back-N).
