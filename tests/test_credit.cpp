@@ -356,6 +356,42 @@ TEST(Credit, Incast31WithTrimmingStaysBelowTheTrimBound) {
   incast31(/*trim=*/true);
 }
 
+// With credit alone the grants pace the sender and max_window does not cap its flight
+// (inflight_cap = "auto"; REFERENCE.md §4.6, as uet-htsim): four senders of leaf 0 send to
+// four hosts of leaf 1 over two uplinks (2:1, trimming on, no fabric feedback), so headers
+// come back fast and grants keep flowing while the data waits in the uplink queues. Their
+// flight then passes max_window, and stays within the PSN range; with "max_window" the cap holds.
+TEST(Credit, AloneTheGrantsNotMaxWindowBoundTheFlight) {
+  for (const char* cap : {"auto", "max_window"}) {
+    std::string s = credit_fabric(
+        32, fmt::format("[network.trim]\nenabled = true\n[transport.uet]\nreceiver_credit = "
+                        "true\nfabric_feedback = \"off\"\ninflight_cap = \"{}\"\n"
+                        "[workload]\nkind = \"flows\"\n",
+                        cap));
+    for (int i = 0; i < 4; ++i) {
+      s += fmt::format("[[workload.flows]]\nsrc = {}\ndst = {}\nbytes = \"2MB\"\n", i, 16 + i);
+    }
+    fabsim::Run run(load_scenario_text(s, "cap.toml"));
+    const RunResult r = execute_checked(run);
+    for (const auto& f : r.flows) ASSERT_TRUE(f.done) << cap;
+    const auto& t = dynamic_cast<const UetTransport&>(run.transport());
+    EXPECT_GT(r.ledger.total().trimmed_bytes, 0U) << cap;
+    int64_t peak = 0;
+    for (int i = 0; i < 4; ++i) peak = std::max(peak, t.peak_in_flight(i, 16 + i));
+    if (std::string(cap) == "auto") {
+      EXPECT_EQ(t.inflight_cap(), INT64_MAX);
+      EXPECT_GT(peak, t.max_window());
+      // The receiver's reorder window: 2 x max_window / payload + 64 PSNs of 4,188 B frames.
+      EXPECT_LE(peak, (2 * t.max_window() / 4'086 + 64) * 4'188);
+    } else {
+      EXPECT_EQ(t.inflight_cap(), t.max_window());
+      EXPECT_LE(peak, t.max_window());
+      EXPECT_GT(peak, t.max_window() - 2 * 4'188);  // it reaches the cap
+    }
+    expect_credit_balanced(t);
+  }
+}
+
 // Seed 001's many-to-many case (scenarios/seed001-shared-senders.toml): senders shared by four
 // receivers accumulate credit they cannot use; the fix lowers the credit wasted.
 TEST(Credit, FixLowersWastedCreditWhenSendersAreShared) {

@@ -195,6 +195,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   uint32_t endpoint() const { return endpoint_; }
   void set_peer(uint32_t ep) { peer_ = ep; }
   const CongestionControl& cc() const { return *cc_; }
+  int64_t peak_in_flight() const { return peak_in_flight_; }
   const CreditSource* credit() const { return credit_.get(); }
   uint32_t src() const { return src_; }
   uint32_t dst() const { return dst_; }
@@ -268,6 +269,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     if (credit_) charge_credit(*p);
     if (mode_ != PdsMode::kUud) {
       sb_.sent(psn, now, p->payload, p->sport);
+      peak_in_flight_ = std::max(peak_in_flight_, sb_.in_flight_bytes());
       // Ask for an ACK when nothing more can follow soon: nothing left to send, or the window
       // (or the PSN range) is full, resends waiting or not (REFERENCE.md §4.2, the AR flag).
       const bool more = sb_.has_retransmit() || sb_.nxt() < psn_end_;
@@ -622,7 +624,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     const CcOutput out = cc_->output();
     rate_ = out.rate;
     cc_window_ = out.window;
-    window_ = t_.max_window_;
+    window_ = t_.inflight_cap_;
     if (out.window != kUnlimitedWindow) window_ = std::min(window_, out.window.count());
     window_ = std::max(window_, full_frame());  // one packet may always go
   }
@@ -649,6 +651,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   bool sent_any_ = false;
   bool syn_ = false;
   int64_t window_ = 0;
+  int64_t peak_in_flight_ = 0;  // the most frame bytes ever in flight (tests)
   uint64_t psn_end_ = 0;
   Time last_send_;
   Time gap_;
@@ -918,6 +921,14 @@ UetTransport::UetTransport(Network& net, FlowTable& flows, const UetConfig& cfg)
   // The receiver's reorder window covers everything a sender may have in flight, twice over
   // (retransmissions run ahead of the cumulative point by up to a window).
   window_packets_ = static_cast<uint64_t>(2 * max_window_ / cfg_.wire.payload + 64);
+  // The byte cap on a PDC's flight: max_window, except for credit alone under "auto", where
+  // the grants alone pace the sender (REFERENCE.md §4.6: a source sends while credit > 0; the
+  // PSN range above still bounds it).
+  const bool credit_alone = cfg_.receiver_credit && cfg_.cc.kind == &none_cc();
+  inflight_cap_ = cfg_.inflight_cap == InflightCap::kOff ||
+                          (cfg_.inflight_cap == InflightCap::kAuto && credit_alone)
+                      ? INT64_MAX
+                      : max_window_;
   if (cfg_.rod_nack_interval == Time()) cfg_.rod_nack_interval = base_rtt_;
   const PacketKindBlock kinds = net.sim().packet_kinds().reserve("uet", 4);
   close_ = kinds.kind(0, /*data=*/false);
@@ -1062,6 +1073,13 @@ void UetTransport::start(uint32_t id) {
 }
 
 void UetTransport::finish() {}
+
+int64_t UetTransport::peak_in_flight(uint32_t src, uint32_t dst) const {
+  for (const Pair* p : order_) {
+    if (p->send->src() == src && p->send->dst() == dst) return p->send->peak_in_flight();
+  }
+  return 0;
+}
 
 const CongestionControl* UetTransport::pdc_cc(uint32_t src, uint32_t dst) const {
   for (const Pair* p : order_) {
@@ -1234,9 +1252,19 @@ class UetKind final : public TransportKind {
     c.rto = u.time("rto", c.rto,
                    "retransmission timeout (0 = 15 us + 6 x one BDP of queue at the NIC rate, "
                    "uet-htsim's rule)");
-    c.max_window = u.bytes("max_window", Bytes(c.max_window), Bytes(0), Bytes(int64_t{1} << 40),
-                           "frame bytes in flight per PDC (0 = 1.5 x BDP, NSCC's maxwnd)")
-                       .count();
+    c.max_window =
+        u.bytes("max_window", Bytes(c.max_window), Bytes(0), Bytes(int64_t{1} << 40),
+                "frame bytes in flight per PDC (see inflight_cap), and receiver credit's "
+                "ceiling and speculative window (0 = 1.5 x BDP, NSCC's maxwnd)")
+            .count();
+    const std::string cap = u.choice(
+        "inflight_cap", "auto", {"auto", "max_window", "none"},
+        "the byte cap on a PDC's flight: max_window, or none (the PSN range and the CC's window "
+        "still apply); auto = none for receiver credit alone (cc = \"none\"), where grants pace "
+        "the sender (REFERENCE.md §4.6, as uet-htsim), else max_window");
+    c.inflight_cap = cap == "max_window" ? InflightCap::kMaxWindow
+                     : cap == "none"     ? InflightCap::kOff
+                                         : InflightCap::kAuto;
     c.rod_nack_interval = u.time("rod_nack_interval", c.rod_nack_interval,
                                  "ROD: no repeated NACK for one expected PSN within this "
                                  "(0 = the base round trip)");

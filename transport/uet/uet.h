@@ -41,6 +41,8 @@
 namespace fabsim {
 
 enum class PdsMode : uint8_t { kRud, kRod, kRudi, kUud };
+/// UetConfig::inflight_cap: what caps the bytes a PDC has in flight.
+enum class InflightCap : uint8_t { kAuto, kMaxWindow, kOff };
 
 struct UetConfig {
   WireConfig wire;
@@ -56,6 +58,9 @@ struct UetConfig {
   /// Most frame bytes in flight per PDC (0 = 1.5 x BDP, NSCC's maxwnd, REFERENCE.md §4.5); a
   /// window-based CC's window applies as well.
   int64_t max_window = 0;
+  /// The byte cap on a PDC's flight: kAuto = none for receiver credit alone (the grants pace
+  /// the sender, REFERENCE.md §4.6), max_window otherwise.
+  InflightCap inflight_cap = InflightCap::kAuto;
   /// ROD: a NACK for the same expected PSN is not repeated within this time (0 = one base RTT).
   Time rod_nack_interval;
   /// RUD/ROD: an idle PDC is closed (a Close control frame and its answer) after `close_after`.
@@ -98,6 +103,10 @@ class UetTransport : public Transport {
   /// The derived timeout, window and base round trip every PDC runs with.
   Time rto() const { return rto_; }
   int64_t max_window() const { return max_window_; }
+  /// The byte cap every PDC's flight runs under (INT64_MAX: none; UetConfig::inflight_cap).
+  int64_t inflight_cap() const { return inflight_cap_; }
+  /// The most frame bytes the first PDC from `src` to `dst` ever had in flight (tests), or 0.
+  int64_t peak_in_flight(uint32_t src, uint32_t dst) const;
   Time base_rtt() const { return base_rtt_; }
   /// The congestion control of the first PDC opened from `src` to `dst` (tests), or null.
   const CongestionControl* pdc_cc(uint32_t src, uint32_t dst) const;
@@ -152,6 +161,7 @@ class UetTransport : public Transport {
   Time base_rtt_;
   Time rto_;
   int64_t max_window_ = 0;
+  int64_t inflight_cap_ = 0;     // max_window_, or INT64_MAX (none)
   uint64_t window_packets_ = 0;  // receiver reorder window, in packets
   bool needs_int_ = false;
   // By (host pair, traffic class), then by channel (null until first used).
