@@ -27,6 +27,11 @@ Each experiment of the battery is a connection matrix and htsim flags. They map 
 htsim runs with its own default seed, as its validate.py does; fabsim with seed 1. The table
 gives each side's finished flows, FCT median and maximum, and htsim's recorded tail target
 (the battery's tailFCT, an upper bound its authors check, not a measurement).
+
+--seeds N (N > 1) also runs seeds 2..N on both sides (fabsim simulation.seed, htsim -seed) and
+prints a second table: each side's FCT median and maximum as the range over the N runs. With
+one entropy per flow (-paths 1) the seed picks the ECMP collisions, so a single run's maximum
+is one draw of the worst collision; compare ranges there, not single figures.
 """
 import argparse
 import json
@@ -140,6 +145,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--only", help="experiment numbers (1-based, comma separated)")
     ap.add_argument("--no-htsim", action="store_true")
+    ap.add_argument("--seeds", type=int, default=1,
+                    help="runs per side and row: the first as above, then seeds 2..N")
     args = ap.parse_args()
     hdir = pathlib.Path(args.htsim).resolve()
     out = pathlib.Path(args.out).resolve()
@@ -173,6 +180,11 @@ def main():
         fw, frss, fu, _ = sbs.timed([args.fabsim, "run", str(toml), "--out", str(out / name)],
                                     ok=(0, 3))  # 3: the run ended with flows unfinished
         ff, _ = sbs.fabsim_fcts(out / name)
+        fseeds = [ff]
+        for seed in range(2, args.seeds + 1):
+            sbs.timed([args.fabsim, "run", str(toml), "--set", f"simulation.seed={seed}",
+                       "--out", str(out / f"{name}-seed{seed}")], ok=(0, 3))
+            fseeds.append(sbs.fabsim_fcts(out / f"{name}-seed{seed}")[0])
         row = {"n": n, "title": title, "flags": " ".join(params), "tail": tail,
                "flows": len(re.findall(r"->", mpath.read_text())), "f": ff, "fw": fw}
         if not args.no_htsim:
@@ -188,12 +200,19 @@ def main():
                 sys.exit(f"{name}: htsim's ECN thresholds {m.groups()} are not {kmin}, {kmax}")
             row["h"], _ = sbs.htsim_fcts(log)
             row["hw"] = hw
+            row["hseeds"] = [row["h"]]
+            for seed in range(2, args.seeds + 1):
+                _, _, _, slog = sbs.timed([str(hdir / "htsim_uec"), "-tm", str(mpath), *hparams,
+                                           "-seed", str(seed)], cwd=str(out))
+                (out / f"{name}-seed{seed}.htsim.log").write_text(slog)
+                row["hseeds"].append(sbs.htsim_fcts(slog)[0])
             # Both sides must agree on the receiver's fabric feedback (htsim: OversubscribedCC).
             counters = json.load((out / name / "summary.json").open())["transport"]
             theirs = "Using simple receiver oversubscribed CC" in log
             if theirs != ("feedback_periods" in counters):
                 row["title"] += (" [fabric feedback: htsim " + ("on" if theirs else "off") +
                                  ", fabsim " + ("off" if theirs else "on") + "]")
+        row["fseeds"] = fseeds
         rows.append(row)
         print(name, title, len(ff), max(ff, default=0), flush=True)
 
@@ -215,6 +234,31 @@ def main():
         wall = f"{r['fw']:.2f} / {r['hw']:.2f} s" if h is not None else f"{r['fw']:.2f} s"
         print(f"| {r['n']} | {r['title']} (`{r['flags']}`) | {r['flows']} | {fin} | "
               f"{cell(statistics.median)} | {cell(max)} | {r['tail']:,} | {wall} |")
+
+    if args.seeds > 1:
+        print_seed_ranges(rows, args.seeds)
+
+
+def print_seed_ranges(rows, seeds):
+    """FCT median and maximum of each side as the range over its runs (seeds 1..N; htsim's
+    first run with its default seed)."""
+    print(f"\n| # | runs per side | FCT p50 fabsim (us) | htsim | max FCT fabsim (us) | htsim |"
+          " max ranges overlap |")
+    print("|---:|---:|---:|---:|---:|---:|---|")
+
+    def span(runs, fn):
+        vals = [fn(r) for r in runs if r]
+        return (min(vals), max(vals)) if vals else None
+
+    def text(r):
+        return "-" if r is None else f"{r[0]:,.1f} - {r[1]:,.1f}"
+    for r in rows:
+        f, h = r["fseeds"], r.get("hseeds", [])
+        fmax, hmax = span(f, max), span(h, max)
+        overlap = ("-" if fmax is None or hmax is None else
+                   "yes" if fmax[0] <= hmax[1] and hmax[0] <= fmax[1] else "no")
+        print(f"| {r['n']} | {seeds} | {text(span(f, statistics.median))} | "
+              f"{text(span(h, statistics.median))} | {text(fmax)} | {text(hmax)} | {overlap} |")
 
 
 if __name__ == "__main__":
