@@ -320,8 +320,9 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   // A read request for `bytes` of flow `flow` reached this QP's host (the data's source).
   // The QP remembers the reads it answered so that a retried request is not answered twice;
   // a finished read is forgotten (a late duplicate of it is ignored by the `done` check), in
-  // sweeps whenever the set has doubled since the last, so the set holds the reads in progress
-  // and at most as many finished ones: amortised O(1), bounded however many reads the QP serves.
+  // sweeps whenever the set has grown past twice its size after the last sweep plus a slack,
+  // so it holds at most 2 x (reads in progress) + the slack + 1: amortised O(1), bounded
+  // however many reads the QP serves.
   void answer_read(uint32_t flow, int64_t bytes) {
     if (t_.flows_[flow].done) return;         // a late duplicate of a finished read
     if (!reads_.insert(flow).second) return;  // a retried request: already answered

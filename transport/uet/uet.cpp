@@ -918,15 +918,19 @@ UetTransport::UetTransport(Network& net, FlowTable& flows, const UetConfig& cfg)
   const int64_t bdp_frames = std::max<int64_t>(1, (bdp + frame - 1) / frame) * frame;
   rto_ = cfg_.rto > Time() ? cfg_.rto : Time::us(15) + serialization_delay(6 * bdp_frames, line);
   max_window_ = cfg_.max_window > 0 ? cfg_.max_window : std::max<int64_t>(frame, 3 * bdp / 2);
-  // The receiver's reorder window covers everything a sender may have in flight, twice over
-  // (retransmissions run ahead of the cumulative point by up to a window).
+  // The PSN range: new PSNs stay this close to the oldest unacknowledged one, so the receiver's
+  // reorder window holds them. Twice a capped flight (retransmissions run ahead of the
+  // cumulative point by up to a window); an uncapped flight can fill all of it.
   window_packets_ = static_cast<uint64_t>(2 * max_window_ / cfg_.wire.payload + 64);
-  // The byte cap on a PDC's flight: max_window, except for credit alone under "auto", where
-  // the grants alone pace the sender (REFERENCE.md §4.6: a source sends while credit > 0; the
-  // PSN range above still bounds it).
+  // The byte cap on a PDC's flight: max_window, except for credit alone on a trimming fabric
+  // under "auto", where the grants alone pace the sender (REFERENCE.md §4.6: a source sends
+  // while credit > 0, as uet-htsim's; the PSN range still bounds it). Without trimming nothing
+  // tells a credit-only receiver about a fabric queue, and uncapped data waits there past the
+  // RTO (four senders on a 2:1 uplink: 561 timeouts, the last FCT 433 against 338 us), so the
+  // cap stays.
   const bool credit_alone = cfg_.receiver_credit && cfg_.cc.kind == &none_cc();
   inflight_cap_ = cfg_.inflight_cap == InflightCap::kOff ||
-                          (cfg_.inflight_cap == InflightCap::kAuto && credit_alone)
+                          (cfg_.inflight_cap == InflightCap::kAuto && credit_alone && cfg_.trimming)
                       ? INT64_MAX
                       : max_window_;
   if (cfg_.rod_nack_interval == Time()) cfg_.rod_nack_interval = base_rtt_;
@@ -1259,9 +1263,10 @@ class UetKind final : public TransportKind {
             .count();
     const std::string cap = u.choice(
         "inflight_cap", "auto", {"auto", "max_window", "none"},
-        "the byte cap on a PDC's flight: max_window, or none (the PSN range and the CC's window "
-        "still apply); auto = none for receiver credit alone (cc = \"none\"), where grants pace "
-        "the sender (REFERENCE.md §4.6, as uet-htsim), else max_window");
+        "the byte cap on a PDC's flight: max_window, or none (the PSN range, credit and the CC's "
+        "window still apply); auto = none for receiver credit alone (cc = \"none\") on a "
+        "trimming fabric, where grants pace the sender (REFERENCE.md §4.6, as uet-htsim), else "
+        "max_window");
     c.inflight_cap = cap == "max_window" ? InflightCap::kMaxWindow
                      : cap == "none"     ? InflightCap::kOff
                                          : InflightCap::kAuto;
@@ -1289,6 +1294,11 @@ class UetKind final : public TransportKind {
     u.finish();
     c.trimming = env.trimming;
     c.cc = load_cc(s, env, "nscc");
+    if (!s.describing() && c.inflight_cap == InflightCap::kOff && !c.receiver_credit &&
+        c.cc.kind == &none_cc()) {
+      u.fail("inflight_cap", "\"auto\" or \"max_window\" with cc = \"none\" and no "
+                             "receiver_credit (nothing else would pace the sender)");
+    }
     if (!s.describing()) {
       const CcNeeds needs = c.cc.make(env.line, Time())->needs();
       if (needs.cnp || needs.int_stack) {

@@ -55,11 +55,12 @@ struct UetConfig {
   /// Retransmission timeout (0 = 15 us + 6 x one BDP of queue at the NIC rate, uet-htsim's
   /// rule, REFERENCE.md §9.3.3).
   Time rto;
-  /// Most frame bytes in flight per PDC (0 = 1.5 x BDP, NSCC's maxwnd, REFERENCE.md §4.5); a
-  /// window-based CC's window applies as well.
+  /// Most frame bytes in flight per PDC (0 = 1.5 x BDP, NSCC's maxwnd, REFERENCE.md §4.5), unless
+  /// inflight_cap lifts it; a window-based CC's window applies as well. Also receiver credit's
+  /// ceiling and speculative window, and the PSN range's base.
   int64_t max_window = 0;
-  /// The byte cap on a PDC's flight: kAuto = none for receiver credit alone (the grants pace
-  /// the sender, REFERENCE.md §4.6), max_window otherwise.
+  /// The byte cap on a PDC's flight: kAuto = none for receiver credit alone on a trimming
+  /// fabric (the grants pace the sender, REFERENCE.md §4.6), max_window otherwise.
   InflightCap inflight_cap = InflightCap::kAuto;
   /// ROD: a NACK for the same expected PSN is not repeated within this time (0 = one base RTT).
   Time rod_nack_interval;
