@@ -55,8 +55,9 @@ Run::~Run() = default;
 void Run::install_int() {
   if (cfg_.network.sw.ecn.enabled && cfg_.network.sw.ecn.at_departure) {
     throw ConfigError(fmt::format(
-        "{}: key 'network.ecn.mark_at': \"dequeue\" with a congestion control that reads INT "
-        "(the INT records are stamped when a packet starts, on the queue RED also reads)",
+        "{}: key 'network.ecn.mark_at': expected \"dequeue\" with a congestion control that "
+        "reads INT (the INT records are stamped when a packet starts, on the queue RED also "
+        "reads), got \"departure\"",
         cfg_.file));
   }
   for (size_t i = 0; i < net_.switch_count(); ++i) {

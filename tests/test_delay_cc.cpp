@@ -272,8 +272,11 @@ TEST(HpccScenario, EcnMarkingAtDepartureWithIntIsRefused) {
     fabsim::Run run(load_scenario_text(s, "h.toml"));
     FAIL() << "accepted";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("h.toml: key 'network.ecn.mark_at'"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("h.toml: key 'network.ecn.mark_at': expected "
+                                         "\"dequeue\""),
+              std::string::npos)
         << e.what();
+    EXPECT_NE(std::string(e.what()).find("got \"departure\""), std::string::npos) << e.what();
   }
   // With DCQCN, which reads no INT, the same marking point runs.
   fabsim::Run dcqcn(load_scenario_text(
