@@ -214,14 +214,21 @@ void Switch::send_pfc(uint16_t port, uint8_t cls, uint16_t quanta) {
   f->set_ext(PfcInfo{cls, quanta});
   sim_.ledger().inject(*f);
   ++ports_[port].egress->counters().pfc_sent;
+  ++ports_[port].pfc_waiting;
   ports_[port].egress->enqueue(f);
 }
 
 void Switch::on_event(uint32_t tag, uint32_t gen) {
   PortState& s = ports_[tag];
   if (!s.refresh.fire(sim_.scheduler(), this, tag, gen) || s.xoff_mask == 0) return;
-  for (uint8_t c = 0; c < kNumClasses; ++c) {
-    if ((s.xoff_mask >> c) & 1U) send_pfc(static_cast<uint16_t>(tag), c, cfg_.pfc.pause_quanta);
+  // A pause frame still waits for the wire (behind the frame being sent): it renews the pause
+  // when it goes, and a refresh queued behind it would only lengthen the queue. Without this, a
+  // refresh period shorter than the wait (pause_quanta = 1: 0.64 ns at 400 Gb/s against a
+  // 1.7 ns pause frame) queued frames faster than the port could send them, without bound.
+  if (s.pfc_waiting == 0) {
+    for (uint8_t c = 0; c < kNumClasses; ++c) {
+      if ((s.xoff_mask >> c) & 1U) send_pfc(static_cast<uint16_t>(tag), c, cfg_.pfc.pause_quanta);
+    }
   }
   s.refresh.arm(sim_.scheduler(), this, tag, sim_.now() + refresh_after(s));
 }
@@ -229,10 +236,14 @@ void Switch::on_event(uint32_t tag, uint32_t gen) {
 // Half the pause the upstream port applies: quanta x 512 bit times at ITS rate, which the
 // link it sends on sets. Cables are built with one rate both ways and a degrade fault only
 // lowers a direction's rate, so the built rate gives the shortest the pause can be: a
-// refresh at half of that never lets it lapse, whichever direction is degraded.
+// refresh at half of that never lets it lapse, whichever direction is degraded. Never more
+// often than one pause frame's time on the wire, the fastest the port can send them (a pause
+// of one or two quanta lapses between frames whatever the refresh does).
 Time Switch::refresh_after(const PortState& s) const {
-  const Rate rate = s.built_rate.bps() > 0 ? s.built_rate : s.egress->link()->config().rate;
-  return serialization_delay(static_cast<int64_t>(cfg_.pfc.pause_quanta) * 32, rate);
+  const Link::Config& link = s.egress->link()->config();
+  const Rate rate = s.built_rate.bps() > 0 ? s.built_rate : link.rate;
+  return std::max(serialization_delay(static_cast<int64_t>(cfg_.pfc.pause_quanta) * 32, rate),
+                  serialization_delay(64 + link.framing_bytes, rate));
 }
 
 // One event before a packet arrives (net/link.cpp): its ingress buffer counters; when a hook
@@ -354,8 +365,11 @@ void Switch::trim(EgressPort& egress, Packet* p) {
   egress.enqueue(p);
 }
 
-void Switch::on_dequeue(uint16_t /*port*/, Packet& p) {
-  if (p.tclass == kControlClass) return;
+void Switch::on_dequeue(uint16_t port, Packet& p) {
+  if (p.tclass == kControlClass) {
+    if (p.type == PacketType::kPfc) --ports_[port].pfc_waiting;
+    return;
+  }
   credit(p.in_port, p);
   if (lossless(p.tclass)) check_xon(p.in_port, p.tclass);
   // RED/ECN and any other dequeue hooks run next, from the port (EgressPort::start).

@@ -182,6 +182,53 @@ TEST(Pfc, PauseExpiresAfterQuanta) {
   EXPECT_EQ(t.sw().port(0).paused_time(3), 512_ns);
 }
 
+// A MAC holds the pause state, not a queue of pause frames: a refresh that finds the last pause
+// frame still waiting for the wire (behind a data frame) sends nothing. 8 quanta = 4,096 bit
+// times: a refresh every 20.48 ns. Port 1 serializes a full data frame until kSer = 334.24 ns,
+// so the XOFF of time 0 waits until then; the 16 refreshes before it send nothing (before the
+// fix: 16 more frames queued), the 17th, at 348.16 ns, sends the second frame.
+TEST(Pfc, RefreshWaitsForTheQueuedPauseFrame) {
+  SwitchConfig cfg = static_pfc();
+  cfg.pfc.pause_quanta = 8;
+  ThreeHosts t(cfg);
+  t.sw().port(0).apply_pause(3, 65535);
+  t.sw().receive(test::make_packet(t.sim, 2, 1, kFrame, 1, t.sink_id), 2);  // busy port 1
+  for (int i = 0; i < 3; ++i) t.inject(1, 3, i);
+  ASSERT_TRUE(t.sw().xoff_sent(1, 3));
+  EXPECT_EQ(t.sw().pfc_waiting(1), 1U);
+  t.sim.run(kSer - 1_ps);
+  EXPECT_EQ(t.sw().port(1).counters().pfc_sent, 1U);
+  EXPECT_EQ(t.sw().pfc_waiting(1), 1U);
+  t.sim.run(kSer);
+  EXPECT_EQ(t.sw().pfc_waiting(1), 0U);
+  const Time tick = Time::ns(20) + Time::ps(480);
+  t.sim.run(tick * 17 - 1_ps);
+  EXPECT_EQ(t.sw().port(1).counters().pfc_sent, 1U);
+  t.sim.run(tick * 17);
+  EXPECT_EQ(t.sw().port(1).counters().pfc_sent, 2U);
+  EXPECT_EQ(t.sw().pfc_waiting(1), 0U);
+}
+
+// A pause of one quantum (512 bit times, 5.12 ns at 100 Gb/s) is shorter than a pause frame
+// on the wire (84 B, 6.72 ns): refreshes come one frame time apart, never faster than the port
+// sends them, so no pause frame ever waits. Before, a refresh every 2.56 ns queued frames 2.6
+// times faster than the link took them (a soak scenario held 49 million at its end).
+TEST(Pfc, OneQuantumRefreshesAtTheWireRateOfPauseFrames) {
+  SwitchConfig cfg = static_pfc();
+  cfg.pfc.pause_quanta = 1;
+  ThreeHosts t(cfg);
+  t.sw().port(0).apply_pause(3, 65535);
+  for (int i = 0; i < 3; ++i) t.inject(1, 3, i);
+  ASSERT_TRUE(t.sw().xoff_sent(1, 3));
+  for (Time at = 50_ns; at <= 2_us; at += 50_ns) {
+    t.sim.run(at);
+    ASSERT_EQ(t.sw().pfc_waiting(1), 0U) << to_string(at);
+    ASSERT_EQ(t.sw().port(1).queued_bytes(kControlClass), 0) << to_string(at);
+  }
+  // Frames at 0 and at k x 6.72 ns for k = 1 .. 297 (297 x 6.72 = 1,995.84 ns).
+  EXPECT_EQ(t.sw().port(1).counters().pfc_sent, 298U);
+}
+
 // Weights 1 and 3, equal full frames, quantum = weight x max frame = one frame per weight unit.
 // Class 1's first frame leaves alone (unpaused first: one eligible class bypasses DWRR); then
 // both are backlogged and each round is 1 frame of class 1, 3 of class 2, until class 2's 40th
