@@ -481,6 +481,25 @@ start = "200us"
   expect_credit_balanced(t);
 }
 
+// Without speculation a new PDC sends nothing before its first grant: it asks with a Credit
+// Request at once (before the fix it waited for a grant nobody knew to send, and the run ended
+// with the flow undone at time 0). The flow then takes the request's and the grant's round trip
+// (about 10 us on this fabric) plus 300 kB at the pacer's 99 Gb/s of frame bytes.
+TEST(Credit, WithoutSpeculationANewPdcAsksForCreditAtOnce) {
+  fabsim::Run run(load_scenario_text(one_flow("speculate = false", "300kB"), "nospec.toml"));
+  const RunResult r = execute_checked(run);
+  ASSERT_TRUE(r.flows[0].done);
+  const auto& t = dynamic_cast<const UetTransport&>(run.transport());
+  EXPECT_EQ(t.stats().credit_requests, 1U);
+  const CreditLedger l = t.credit_total();
+  EXPECT_EQ(l.spec, 0);
+  EXPECT_EQ(l.used, l.received - l.clipped - l.expired - l.remaining);
+  const double ideal_us = 300'000.0 * 8 / 99'000;
+  EXPECT_GT(r.flows[0].fct().us_f(), ideal_us + 5);
+  EXPECT_LT(r.flows[0].fct().us_f(), ideal_us + 30);
+  expect_credit_balanced(t);
+}
+
 // ---- fabric feedback on the pacer rate --------------------------------------------------------
 
 // Every step of the rule (credit.h), to the exact value, with the default constants.

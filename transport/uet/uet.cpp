@@ -398,6 +398,9 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     if (credit_) {
       credit_->open();  // a new PDC starts speculating
       sync_credit();
+      // Without speculation (speculate = false) no data packet may go before a grant, so
+      // none would carry the demand: a Credit Request does.
+      check_starved(sim_.now());
     }
   }
 
@@ -602,6 +605,10 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     ++t_.counters_.credit_requests;
     Packet* p = control(t_.credit_req_, now);
     p->set_ext_at<uint32_t, 0>(wire_target(/*flagged=*/false));
+    // Before any ACK the request may be the PDC's first packet (no speculation): it carries
+    // SYN and the next PSN, so the target sets the PDC up instead of taking it for stale.
+    p->seq = sb_.nxt();
+    if (syn_) p->flags |= kSyn;
     host_.send_control(p);
   }
 
