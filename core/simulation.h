@@ -64,6 +64,12 @@ class Simulation {
   /// Inside an event handler: whether anything but background events is pending (the running
   /// event has left the scheduler).
   bool foreground_pending() const { return sched_.size() > background_; }
+  /// Between runs: the clock moves on to `t` (no event is pending before it), as when a run
+  /// that stopped at its time limit simulated up to that limit with nothing happening.
+  void advance_to(Time t) {
+    FABSIM_ASSERT(sched_.empty() || sched_.top().time() > t);
+    if (t > now_) now_ = t;
+  }
   void stop() { stopped_ = true; }
   uint64_t events() const { return events_; }
   void set_progress_hook(ProgressHook* hook, uint64_t interval) {

@@ -47,9 +47,11 @@ struct RunResult {
   std::vector<std::pair<std::string, std::string>> fabric_rows;  // the fabric's table rows
   std::string topology_line;  // e.g. "leaf_spine (32 hosts, 4 leaves, ...)"
   int hosts = 0;
-  Time end_time;                // simulated time when the run ended
-  bool all_done = false;        // every flow completed
-  uint64_t failed_senders = 0;  // senders that gave up (RoCE QPs past their retry limit)
+  Time end_time;                  // simulated time when the run ended (stop_time if unfinished)
+  Time stalled_at = Time::max();  // unfinished and nothing left to happen after this (no
+                                  // packet, no timer): e.g. unreliable traffic that lost packets
+  bool all_done = false;          // every flow completed
+  uint64_t failed_senders = 0;    // senders that gave up (RoCE QPs past their retry limit)
   /// Every flow finished and no sender failed (otherwise the command exits with 3).
   bool complete() const { return all_done && failed_senders == 0; }
   uint64_t events = 0;

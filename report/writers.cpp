@@ -153,6 +153,7 @@ nlohmann::ordered_json summary_json(const RunResult& r) {
   const auto s = summarize_fct(r);
   j["end_time_ps"] = r.end_time.ps();
   j["all_flows_done"] = r.all_done;
+  if (r.stalled_at != Time::max()) j["stalled_at_ps"] = r.stalled_at.ps();
   j["events"] = r.events;
   j["flows"] = {{"count", s.flows},
                 {"completed", s.completed},
@@ -364,6 +365,11 @@ std::string summary_table(const RunResult& r) {
   if (!r.complete()) {
     out += fmt::format("INCOMPLETE: {} of {} flows unfinished at {} us, {} senders failed\n",
                        s.flows - s.completed, s.flows, us(r.end_time), r.failed_senders);
+    if (r.stalled_at != Time::max()) {
+      out += fmt::format("  nothing was left to happen after {} us (no packet and no timer: "
+                         "nothing recovers what is missing)\n",
+                         us(r.stalled_at));
+    }
   }
   out += fmt::format("{:<28}{:>16}\n", "metric", "value");
   out += fmt::format("{:-<44}\n", "");

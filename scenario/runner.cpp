@@ -386,6 +386,14 @@ RunResult Run::execute(ProgressHook* hook, uint64_t hook_interval) {
     const bool done = flows_.completed() == flows_.size() && (!jobs_ || jobs_->all_done()) &&
                       (!graphs_ || graphs_->all_done());
     if (check && !done) interrupted_ = check->stopped_by();
+    // Unfinished at the time limit: the network was simulated up to it (with nothing happening
+    // after the last event), so the run ends there: goodput, JCTs of jobs not done and pause
+    // times count the whole window. If nothing was left to happen at all (no packet, no timer
+    // but periodic observers), the report says when the run went still.
+    if (!done && interrupted_ == 0) {
+      if (!sim_.foreground_pending()) stalled_at_ = sim_.now();
+      sim_.advance_to(cfg_.stop_time);
+    }
   }
   sim_.set_progress_hook(nullptr, 0);
   const auto wall1 = std::chrono::steady_clock::now();
@@ -401,6 +409,7 @@ RunResult Run::collect(double wall_seconds) {
   r.topology_line = topo_.describe();
   r.hosts = topo_.hosts;
   r.end_time = sim_.now();
+  r.stalled_at = stalled_at_;
   r.events = sim_.events();
   r.flows.assign(flows_.records().begin(), flows_.records().end());
   r.trace = flows_.trace_events();

@@ -107,6 +107,7 @@ class Run : public FlowObserver {
   bool slowdown_in_summary_ = false;         // the workload asked for it (WorkloadPlan::slowdown)
   const StopFlag* stop_flag_ = nullptr;
   int interrupted_ = 0;
+  Time stalled_at_ = Time::max();  // unfinished with nothing left to happen after this
   uint64_t memory_estimate_ = 0;
   Bytes trim_threshold_;
 };

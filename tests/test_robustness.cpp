@@ -4,7 +4,11 @@
 
 #include <string>
 
+#include "conserved.h"
 #include "gse/gse.h"
+#include "helpers.h"
+#include "report/writers.h"
+#include "scenario/runner.h"
 #include "scenario/scenario.h"
 
 namespace fabsim {
@@ -100,6 +104,41 @@ TEST(Robustness, GrantWeightsAreFinitePositiveNumbers) {
   }
   const auto c = load_scenario_text(gse + "grant_weights = [\"3\", \"0.5\"]\n", "gw.toml");
   EXPECT_EQ(c.fabric.as<GseConfig>().grant_weights, (std::vector<double>{3.0, 0.5}));
+}
+
+// soak (seed 9, scenario 1727): a run cut off by simulation.stop_time reported the time of its
+// last event as its end (18 us, with a paced packet due at 10 ms), so its goodput, the JCT of
+// its unfinished job and the INCOMPLETE headline all used 18 us instead of the 5 ms simulated.
+// Two 10 MB flows into one 100 Gb/s port need 1.6 ms; stopped at 100 us, the run ends at 100 us.
+TEST(Robustness, AnUnfinishedRunEndsAtTheStopTime) {
+  fabsim::Run run(
+      load_scenario_text(test::two_to_one_toml("[transport]\nkind = \"roce\"\n", "10MB"),
+                         "cut.toml", {"simulation.stop_time=\"100us\""}));
+  const RunResult r = execute_checked(run);
+  EXPECT_FALSE(r.all_done);
+  EXPECT_EQ(r.end_time, 100_us);
+  EXPECT_EQ(r.stalled_at, Time::max());  // packets were on their way
+  EXPECT_FALSE(summary_json(r).contains("stalled_at_ps"));
+  EXPECT_NE(summary_table(r).find("unfinished at 100.000 us"), std::string::npos);
+}
+
+// Datagrams do not recover what the network loses: with half of all frames lost, the flows never
+// finish and nothing is left to happen after the last frame lands. The run still ends at the
+// stop time, and says when it went still.
+TEST(Robustness, AStillRunSaysWhenItWentStill) {
+  fabsim::Run run(
+      load_scenario_text(test::two_to_one_toml("[network]\nloss_probability = 0.5\n", "100kB"),
+                         "still.toml", {"simulation.stop_time=\"1ms\""}));
+  const RunResult r = execute_checked(run);
+  EXPECT_FALSE(r.all_done);
+  EXPECT_EQ(r.end_time, 1_ms);
+  ASSERT_NE(r.stalled_at, Time::max());
+  // The second flow starts at 100 us: its 100 kB take 8 us at 100 Gb/s, and its last frame
+  // lands (or is lost) 2 us of links and one frame later.
+  EXPECT_GT(r.stalled_at, 108_us);
+  EXPECT_LT(r.stalled_at, 111_us);
+  EXPECT_EQ(summary_json(r)["stalled_at_ps"], r.stalled_at.ps());
+  EXPECT_NE(summary_table(r).find("nothing was left to happen after"), std::string::npos);
 }
 
 }  // namespace
