@@ -153,6 +153,7 @@ nlohmann::ordered_json summary_json(const RunResult& r) {
   const auto s = summarize_fct(r);
   j["end_time_ps"] = r.end_time.ps();
   j["all_flows_done"] = r.all_done;
+  j["failed_senders"] = r.failed_senders;
   if (r.stalled_at != Time::max()) j["stalled_at_ps"] = r.stalled_at.ps();
   j["events"] = r.events;
   j["flows"] = {{"count", s.flows},
