@@ -16,7 +16,9 @@ import json, os, pathlib, random, sys, time
 mode = pathlib.Path(sys.argv[0]).name.split("-", 1)[1]
 out = pathlib.Path(sys.argv[sys.argv.index("--out") + 1])
 out.mkdir(parents=True, exist_ok=True)
-summary = {"name": "x", "all_flows_done": mode != "unfinished"}
+summary = {"name": "x", "all_flows_done": mode not in ("unfinished", "stalled", "senderfailed")}
+if mode in ("stalled", "senderfailed"):
+    summary.update(stalled_at_ps=5000000, failed_senders=int(mode == "senderfailed"))
 if mode != "noledger":
     summary["ledger"] = {"balanced": mode != "unbalanced", "classes": []}
 if mode == "nondeterministic":
@@ -27,7 +29,8 @@ if mode == "hang":
     time.sleep(30)
 if mode == "abort":
     os.abort()
-sys.exit({"internal": 1, "badinput": 2, "incomplete": 3}.get(mode, 0))
+sys.exit({"internal": 1, "badinput": 2, "incomplete": 3, "stalled": 3,
+          "senderfailed": 3}.get(mode, 0))
 '''
 
 # mode -> (soak's expected exit code, text its output must hold)
@@ -42,6 +45,10 @@ CASES = {
     "hang": (1, "FINDING timeout"),
     "badinput": (1, "FINDING generator"),
     "unfinished": (1, "FINDING exit code"),
+    # seed 1's two scenarios run RoCE and UET ROD: reliable, so going still is a deadlock
+    # unless a sender gave up
+    "stalled": (1, "FINDING stall"),
+    "senderfailed": (0, "2 incomplete (exit 3)"),
 }
 
 

@@ -11,7 +11,10 @@ well under a second, runs each twice with `fabsim run FILE --out DIR` and checks
   - both runs give the same exit code and byte-identical result files: summary.json, flows.csv
     and the others (determinism);
   - where a summary.json has a "ledger", its "balanced" is true (conservation: every packet
-    injected is delivered, dropped with a cause, or still held at the end).
+    injected is delivered, dropped with a cause, or still held at the end);
+  - a reliable transport (RoCE, RLTP, UET but UUD) never goes still unfinished without a failed
+    sender: summary.json's "stalled_at_ps" (nothing left to happen, no packet and no timer) with
+    "failed_senders": 0 is a deadlock.
 
 The scenarios are a function of --seed alone. A failing scenario is saved under --findings with
 the reason, and the command that reproduces it is printed. Exit 0 when nothing was found.
@@ -31,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 
 # Durations, sizes and rates the generator draws from (small: a run takes milliseconds).
 NIC_RATES = ["25Gbps", "50Gbps", "100Gbps"]
@@ -153,6 +157,25 @@ def network(rng, sc):
     if ecn["enabled"] and rng.random() < 0.5:
         ecn.update(kmin=pick(rng, "5KB", "20KB"), kmax=pick(rng, "100KB", "400KB"),
                    pmax=pick(rng, 0.01, 0.1, 1.0))
+    if ecn["enabled"] and rng.random() < 0.3:
+        ecn.update(mark_at=pick(rng, "dequeue", "departure"), host_ports=rng.random() < 0.5,
+                   reference_rate=pick(rng, "25Gbps", "100Gbps"))
+    if rng.random() < 0.2:
+        net["nic_arbiter"] = pick(rng, "ring", "fifo")
+    if rng.random() < 0.25:
+        trim = net["trim"] = {"enabled": True}
+        if rng.random() < 0.5:
+            trim.update(threshold=pick(rng, 0, "8KiB", "64KiB"),
+                        last_hop_factor=pick(rng, 1.0, 1.5), on_overflow=rng.random() < 0.7,
+                        count_on_wire=rng.random() < 0.5, random_victim=rng.random() < 0.5,
+                        reference_rate=pick(rng, "25Gbps", "100Gbps"))
+    if rng.random() < 0.1:
+        net["int"] = {"time_unit": pick(rng, 0, "1ns"), "bytes_unit": pick(rng, 0, "128B"),
+                      "qlen_unit": pick(rng, 0, "80B")}
+    if "loss_probability" not in net and rng.random() < 0.1:
+        net["loss"] = {"model": "gilbert", "p": pick(rng, 1e-4, 1e-3), "r": pick(rng, 0.1, 0.5),
+                       "loss_bad": pick(rng, 0.5, 1.0), "loss_good": pick(rng, 0, 1e-5),
+                       "links": pick(rng, "all", "host_up", "host_down", "hosts", "fabric")}
 
 
 def routing_and_fabric(rng, sc, shape):
@@ -195,7 +218,7 @@ def faults(rng, sc, shape, stop_us):
     sc["faults"] = {"reconverge_local": pick(rng, "10us", "100us"),
                     "reconverge": pick(rng, "50us", "500us"), "events": []}
     for _ in range(rng.randint(1, 2)):
-        action = pick(rng, "down", "up", "flap", "ber")
+        action = pick(rng, "down", "up", "flap", "ber", "degrade")
         ev = {"link": rng.choice(shape.cables), "action": action,
               "at": f"{rng.randint(0, stop_us // 4)}us"}
         if action == "flap":
@@ -203,6 +226,9 @@ def faults(rng, sc, shape, stop_us):
                       count=rng.randint(1, 5))
         elif action == "ber":
             ev["ber"] = pick(rng, 1e-6, 1e-4, 1e-3)
+        elif action == "degrade":
+            ev.update(rate_factor=pick(rng, 0.1, 0.25, 0.5, 1.0),
+                      direction=pick(rng, "both", "up", "down"))
         sc["faults"]["events"].append(ev)
 
 
@@ -217,20 +243,49 @@ def security(rng, sc):
         sc["security"]["segment_blocks"] = pick(rng, 1, 64, 4096)
 
 
-def transport(rng, sc):
-    kind = pick(rng, "datagram", "roce", "roce")
-    tr = sc["transport"] = {"kind": kind, "payload": pick(rng, "1KiB", "2KiB", "4KiB", "4KiB")}
-    if rng.random() < 0.2:
-        tr["tclass"] = pick(rng, 0, 2, 3)
-    if rng.random() < 0.1:
-        tr.update(header_bytes=pick(rng, 0, 62, 200), control_bytes=pick(rng, 64, 128))
-    if kind == "datagram":
-        if rng.random() < 0.4:
-            tr["rate"] = pick(rng, "1Gbps", "10Gbps", "25Gbps")
-        if rng.random() < 0.3:
-            tr["payload_min"] = "512B"
-        tr["ecn_capable"] = rng.random() < 0.8
+CCS = ["dcqcn", "none", "timely", "hpcc", "swift", "nscc"]
+
+
+def cc_params(rng, tr, cc):
+    """Changed parameters of the chosen congestion control, sometimes."""
+    if rng.random() >= 0.3:
         return
+    if cc == "timely":
+        tr["timely"] = {"t_low": pick(rng, "5us", "20us"), "t_high": pick(rng, "20us", "500us"),
+                        "min_rtt": pick(rng, "2us", "20us"), "beta": pick(rng, 0.5, 0.8),
+                        "hai_after": rng.randint(1, 5)}
+    elif cc == "hpcc":
+        tr["hpcc"] = {"eta": pick(rng, 0.9, 0.95), "max_stage": pick(rng, 0, 5),
+                      "base_rtt": pick(rng, 0, "5us", "20us"),
+                      "int_header_bytes": pick(rng, 0, 42)}
+    elif cc == "swift":
+        tr["swift"] = {"base_target": pick(rng, "5us", "20us"), "ai": pick(rng, 0.5, 1, 4),
+                       "max_cwnd": pick(rng, 0, 10, 100), "initial_cwnd": pick(rng, 0, 0.5, 8),
+                       "delay_ewma": pick(rng, 1, 0.25)}
+    elif cc == "nscc":
+        tr["nscc"] = {"target_factor": pick(rng, 0, 0.75, 2), "quick_adapt": rng.random() < 0.7,
+                      "maxwnd_bdp": pick(rng, 1.0, 1.5, 4.0), "gamma": pick(rng, 0.5, 0.8),
+                      "track_base_rtt": rng.random() < 0.7}
+
+
+def dcqcn_params(rng, tr):
+    dcqcn = tr["dcqcn"] = {"enabled": rng.random() < 0.8}
+    if dcqcn["enabled"]:
+        dcqcn["preset"] = pick(rng, "paper", "connectx")
+        if rng.random() < 0.3:
+            dcqcn.update(g=pick(rng, 1 / 256, 0.5), min_rate=pick(rng, "10Mbps", "1Gbps"),
+                         rate_ai=pick(rng, "5Mbps", "1Gbps"),
+                         cnp_interval=pick(rng, "1us", "50us"))
+
+
+def irn_params(rng, tr):
+    if rng.random() < 0.5:
+        tr["irn"] = {"rto_low": pick(rng, "5us", "20us"), "rto_high": pick(rng, "20us", "320us"),
+                     "low_packets": rng.randint(1, 4), "bdp_cap": pick(rng, 0, "8KiB", "64KiB")}
+
+
+def roce_like(rng, sc, tr, kind):
+    """Keys RoCE and RLTP share: queue pairs, ACKs, timeouts, the operation, the CC."""
     tr.update(qps_per_connection=pick(rng, 1, 1, 2, 4), ack_every_packets=pick(rng, 1, 1, 4),
               rto_base=pick(rng, "1us", "4.096us"), rto_exponent=rng.randint(2, 8),
               retry_limit=rng.randint(0, 7), rto_backoff=rng.random() < 0.3)
@@ -240,13 +295,88 @@ def transport(rng, sc):
         tr["ack_every_bytes"] = pick(rng, "1KiB", "64KiB")
     if rng.random() < 0.2:
         tr["nack_interval"] = pick(rng, "10us", "100us")
-    dcqcn = tr["dcqcn"] = {"enabled": rng.random() < 0.8}
-    if dcqcn["enabled"]:
-        dcqcn["preset"] = pick(rng, "paper", "connectx")
+    if kind == "rltp":
+        tr["op"] = pick(rng, "write", "read")
+    elif rng.random() < 0.3:
+        tr["op"] = pick(rng, "send", "write", "read")
+    if rng.random() < 0.1:
+        tr.update(command_latency=pick(rng, 0, "1us"), connection_setup=pick(rng, 0, "2us"),
+                  qp_per_flow=rng.random() < 0.5, nic_jitter=pick(rng, 0, "100ns"))
+    if kind == "roce" and rng.random() < 0.3:
+        tr["recovery"] = "irn"
+    if kind == "rltp" or tr.get("recovery") == "irn":
+        irn_params(rng, tr)
+    cc = pick(rng, "dcqcn", "dcqcn", *CCS) if rng.random() < 0.5 else None
+    if cc is not None:
+        tr["cc"] = cc
+        cc_params(rng, tr, cc)
+    if cc == "hpcc" and sc["network"]["ecn"].get("mark_at") == "departure":
+        del sc["network"]["ecn"]["mark_at"]  # INT is stamped at dequeue, where RED reads too
+    if cc == "dcqcn" or cc is None and kind == "roce":  # RLTP's default is none
+        dcqcn_params(rng, tr)
+
+
+def uet(rng, sc, tr):
+    """Ultra Ethernet: a PDS mode, entropy selection, receiver credit and its fix, the CC."""
+    u = tr["uet"] = {"mode": pick(rng, "rud", "rud", "rod", "rudi", "uud"),
+                     "lb": pick(rng, "oblivious", "bitmap", "reps", "mixed"),
+                     "paths": pick(rng, 1, 4, 64)}
+    if rng.random() < 0.3:
+        u.update(ack_every=pick(rng, "4KiB", "16KiB", "64KiB"),
+                 rto=pick(rng, 0, "5us", "50us"), max_window=pick(rng, 0, "16KiB", "256KiB"))
+    if rng.random() < 0.2:
+        u.update(pdc_close=rng.random() < 0.5, close_after=pick(rng, "1us", "20us"),
+                 lb_high_bits=rng.random() < 0.5)
+        if u["mode"] != "uud":
+            u["completion"] = pick(rng, "delivered", "acked")
+    if rng.random() < 0.1:
+        u.update(lb_reps_ring=pick(rng, 1, 8), lb_reps_freeze=pick(rng, "10us", "10ms"),
+                 lb_reps_explore=pick(rng, 0, 16), lb_reps_freeze_on_timeout=rng.random() < 0.5)
+    cc = pick(rng, "nscc", "nscc", "none", "timely", "swift")  # ECN echoed in ACKs: no CNP, no INT
+    credit = u["mode"] in ("rud", "rod") and rng.random() < 0.3
+    if credit:
+        u["receiver_credit"] = True
+        if rng.random() < 0.4:
+            u.update(credit_waste_fix=True, fix_scope=pick(rng, "nic", "pdc"),
+                     fix_flag=pick(rng, "ones", "zeros"), fix_beta=pick(rng, 0.25, 0.5))
         if rng.random() < 0.3:
-            dcqcn.update(g=pick(rng, 1 / 256, 0.5), min_rate=pick(rng, "10Mbps", "1Gbps"),
-                         rate_ai=pick(rng, "5Mbps", "1Gbps"),
-                         cnp_interval=pick(rng, "1us", "50us"))
+            u.update(speculate=rng.random() < 0.5, spec_window=pick(rng, 0, "8KiB"),
+                     pacer_fraction=pick(rng, 0.5, 0.99), credit_quantum=pick(rng, "256B", "4KiB"),
+                     divide_pull_target=rng.random() < 0.5,
+                     fabric_feedback=pick(rng, "auto", "on", "off"))
+        if rng.random() < 0.3:
+            cc = "none"
+    elif cc == "none" and u["mode"] != "uud":
+        cc = "nscc"  # without credit or a CC nothing bounds the flight: refused
+    if rng.random() < 0.2:
+        u["inflight_cap"] = pick(rng, "auto", "max_window") if cc == "none" and not credit \
+            else pick(rng, "auto", "max_window", "none")
+    tr["cc"] = cc
+    cc_params(rng, tr, cc)
+
+
+def transport(rng, sc):
+    kind = pick(rng, "datagram", "roce", "roce", "rltp", "uet", "uet")
+    tr = sc["transport"] = {"kind": kind, "payload": pick(rng, "1KiB", "2KiB", "4KiB", "4KiB")}
+    if rng.random() < 0.2:
+        tr["tclass"] = pick(rng, 0, 2, 3)
+    if rng.random() < 0.1:
+        tr["control_bytes"] = pick(rng, 64, 128)
+        if kind != "rltp":  # RLTP's header is its fields' sum
+            tr["header_bytes"] = pick(rng, 0, 62, 200)
+    if kind != "uet":  # only UET recovers a trimmed packet
+        sc["network"].pop("trim", None)
+    if kind == "datagram":
+        if rng.random() < 0.4:
+            tr["rate"] = pick(rng, "1Gbps", "10Gbps", "25Gbps")
+        if rng.random() < 0.3:
+            tr["payload_min"] = "512B"
+        tr["ecn_capable"] = rng.random() < 0.8
+        return
+    if kind == "uet":
+        uet(rng, sc, tr)
+        return
+    roce_like(rng, sc, tr, kind)
 
 
 def flow_size(rng):
@@ -305,8 +435,45 @@ def jobs(rng, shape, sweep):
     return out
 
 
+def trace_gpu(rng, wl):
+    """Scale-up, iterations and channels of the trace and training workloads."""
+    if rng.random() < 0.3:
+        wl.setdefault("gpu", {}).update(scale_up_rate=pick(rng, 0, "2400Gbps"),
+                                        scale_up_latency=pick(rng, "100ns", "2us"))
+    wl.update(iterations=pick(rng, 1, 1, 2), channels=pick(rng, 0, 1, 2),
+              ideal_network=rng.random() < 0.1)
+
+
+def training(rng, wl, shape):
+    """A toy model (tiny layers, a short sequence) in a DP/TP/PP(/EP) layout that fits."""
+    while True:
+        tp, pp, dp = pick(rng, 1, 2, 4), pick(rng, 1, 2), pick(rng, 1, 2, 4)
+        if tp * pp * dp <= shape.hosts:
+            break
+    moe = dp >= 2 and rng.random() < 0.3
+    heads = pick(rng, 4, 8)
+    wl["model"] = {"layers": pick(rng, 2, 4), "hidden": 64 * heads, "heads": heads,
+                   "kv_heads": heads, "ffn": pick(rng, 256, 1024), "vocab": pick(rng, 0, 1000),
+                   "seq": pick(rng, 64, 256), "experts": 4 if moe else 0, "top_k": 2 if moe else 0}
+    micro = pick(rng, 1, 2)
+    wl["parallel"] = {"tp": tp, "pp": pp, "dp": dp, "ep": pick(rng, 1, dp) if moe else 1,
+                      "micro_batch": micro, "global_batch": dp * micro * pick(rng, 1, 2, 4)}
+    wl["gpu"] = {"peak_tflops": pick(rng, 1, 100), "efficiency": 0.5}
+    wl.update(dp_algorithm=pick(rng, "allreduce", "reducescatter_allgather"),
+              dp_overlap=rng.random() < 0.7, recompute=rng.random() < 0.2,
+              bucket=pick(rng, 0, "64KiB"), optimizer_time=pick(rng, 0, "1us"))
+    if shape.servers >= dp * pp and shape.gpus >= tp and rng.random() < 0.3:
+        wl["placement"] = "per_server"
+    else:
+        wl["first"] = rng.randint(0, shape.hosts - tp * pp * dp)
+    trace_gpu(rng, wl)
+
+
 def workload(rng, sc, shape):
-    kind = pick(rng, "permutation", "incast", "flows", "jobs", "jobs", "cdf")
+    kind = pick(rng, "permutation", "incast", "flows", "jobs", "jobs", "cdf", "training",
+                "simai", "chakra")
+    if kind == "simai" and shape.hosts < 8 or kind == "chakra" and shape.hosts < 4:
+        kind = "jobs"
     wl = sc["workload"] = {"kind": kind}
     if kind == "permutation":
         wl.update(bytes=flow_size(rng))
@@ -324,6 +491,17 @@ def workload(rng, sc, shape):
         wl.update(cdf=pick(rng, "websearch", "fbhdp", "alistorage", "googlerpc"),
                   interpolation=pick(rng, "linear", "step"), load=pick(rng, 0.1, 0.3, 0.7),
                   duration=pick(rng, "10us", "50us"), pattern=pick(rng, "uniform", "permutation"))
+    elif kind == "training":
+        training(rng, wl, shape)
+    elif kind in ("simai", "chakra"):
+        traces = pathlib.Path(__file__).resolve().parent.parent / "examples" / "traces"
+        if kind == "simai":
+            wl.update(file=str(traces / "simai-example.txt"),
+                      first=rng.randint(0, shape.hosts - 8),
+                      iteration_barrier=rng.random() < 0.5)
+        else:
+            wl.update(trace=str(traces / "chakra-example"), first=rng.randint(0, shape.hosts - 4))
+        trace_gpu(rng, wl)
     else:
         sweep = rng.random() < 0.15
         if rng.random() < 0.2:
@@ -409,6 +587,14 @@ def kinds_of(sc):
            ("loss", "on" if "loss_probability" in sc["network"] else "off"),
            ("sweep", "on" if "sweep" in sc else "off")]
     out += [("fault", ev["action"]) for ev in sc.get("faults", {}).get("events", [])]
+    tr = sc["transport"]
+    if tr["kind"] != "datagram":
+        out.append(("cc", tr.get("cc", "dcqcn" if tr["kind"] == "roce" else "none")))
+    if tr["kind"] == "uet":
+        out.append(("uet", tr["uet"]["mode"] + ("+credit" if tr["uet"].get("receiver_credit")
+                                               else "")))
+    if sc["network"].get("trim"):
+        out.append(("trim", "on"))
     return out
 
 
@@ -467,6 +653,36 @@ def ledger_problems(files):
     return with_ledger, problems
 
 
+def reliable(sc):
+    """The transport recovers every loss (it has timers): it never goes still unfinished."""
+    tr = sc.get("transport", {})
+    kind = tr.get("kind", "datagram")
+    return kind in ("roce", "rltp") or kind == "uet" and tr.get("uet", {}).get("mode") != "uud"
+
+
+def stalls(scenario, files):
+    """A reliable transport whose run went still with flows unfinished and no sender failed is
+    waiting for something nothing will send: a deadlock (summary.json's stalled_at_ps)."""
+    try:
+        sc = tomllib.loads(pathlib.Path(scenario).read_text())
+    except (OSError, ValueError):
+        return []
+    if not reliable(sc):
+        return []
+    found = []
+    for rel, data in files.items():
+        if not rel.endswith("summary.json"):
+            continue
+        try:
+            summary = json.loads(data)
+        except ValueError:
+            continue  # reported by the ledger check
+        if "stalled_at_ps" in summary and summary.get("failed_senders", 0) == 0:
+            found.append(("stall", f"{rel}: unfinished and nothing left to happen after "
+                                   f"{summary['stalled_at_ps'] / 1e6:.3f} us, no sender failed"))
+    return found
+
+
 def check(fabsim, scenario, work, timeout):
     """Runs a scenario twice; returns (exit code, ledger seen, list of (kind, reason))."""
     runs = []
@@ -500,6 +716,7 @@ def check(fabsim, scenario, work, timeout):
             continue  # reported by the ledger check
         if done is False:
             found.append(("exit code", f"exit 0 but {rel} says not all flows are done"))
+    found += stalls(scenario, files)
     code2, _, _, files2 = runs[1]
     if code2 != code:
         found.append(("determinism", f"exit {code} then {code2}"))
