@@ -22,6 +22,7 @@ constexpr uint8_t kAckRequest = 0x01;  // data: the sender asks for an ACK now (
 constexpr uint8_t kEndOfMessage = 0x02;
 constexpr uint8_t kRetransmit = 0x04;   // data: a resend (RETX); the receiver ACKs it at once
 constexpr uint8_t kSyn = 0x08;          // data: the PDC is being set up (no ACK seen yet)
+constexpr uint8_t kReask = 0x04;        // credit request: no grant came for an RTO
 constexpr uint8_t kEcnEcho = 0x01;      // ACK: the data that triggered it arrived with CE
 constexpr uint8_t kNackTrimmed = 0x02;  // NACK: for a trimmed packet
 constexpr uint8_t kNackRodGap = 0x04;   // NACK: ROD, the receiver expects this PSN
@@ -94,6 +95,15 @@ class UetTransport::Pacer : public EventTarget {
   }
   CreditScheduler& sched() { return sched_; }
   const CreditScheduler& sched() const { return sched_; }
+  /// Sends sender `s` its latest pull number again, granting nothing new (grants are
+  /// cumulative: it makes good the ones that were lost).
+  void repeat(uint32_t s, Time now) {
+    CreditScheduler::Grant g;
+    g.sender = s;
+    g.pull = sched_.latest_pull(s);
+    ++t_.counters_.credit_repeats;
+    send(g, now);
+  }
   /// New demand: tick now, unless the last grant's pacing time is still running.
   void wake() {
     if (timer_.armed() || !sched_.has_work()) return;
@@ -305,6 +315,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     }
     if (p->type == t_.credit_) {
       awaiting_grant_ = false;
+      granted_since_watch_ = true;
       credit_->grant(p->seq);
       if (messages_.empty()) credit_->expire();  // nothing left to send it on
       sync_credit();
@@ -345,6 +356,10 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       if (starved_timer_.fire(sim_.scheduler(), this, tag, gen)) check_starved(now, /*timer=*/true);
       return;
     }
+    if (tag == kWatch) {
+      if (watch_timer_.fire(sim_.scheduler(), this, tag, gen)) on_watch(now);
+      return;
+    }
     if (tag == kIdle || tag == kClose) {
       if (!(tag == kIdle ? idle_timer_ : close_timer_).fire(sim_.scheduler(), this, tag, gen))
         return;
@@ -369,8 +384,10 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       if (credit_) {
         credit_->end_speculation();
         sync_credit();
-        // Resends need credit; with none, ask for it (at most once per round trip).
+        // Resends need credit; with none, ask for it (at most once per round trip). The
+        // watch (check_starved) asks again if neither the request nor a grant gets through.
         if (!credit_->can_send() && now - last_request_ >= t_.base_rtt_) request_credit(now);
+        if (!credit_->can_send() && !watch_timer_.armed()) watch(now);
       }
       if (mode_ == PdsMode::kRod) sb_.rewind(sb_.una());  // in order: everything after it too
       ++consecutive_timeouts_;
@@ -384,7 +401,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   }
 
  private:
-  enum Tag : uint32_t { kRto = 0, kCc = 1, kIdle = 2, kClose = 3, kStarved = 4 };
+  enum Tag : uint32_t { kRto = 0, kCc = 1, kIdle = 2, kClose = 3, kStarved = 4, kWatch = 5 };
   // PDC life (UE spec 1.0 §3.5.8, REFERENCE.md §4.2): set up by the first data packets, which
   // carry SYN until the first ACK returns (no round trip of its own); closed after
   // `close_after` idle by a Close control frame that the target answers, resent after an RTO
@@ -572,8 +589,8 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
 
   // Data to send, no credit, and nothing in flight: no data packet will tell the receiver of
   // demand it has not heard yet (a new message after the last target was granted in full, or
-  // the last packets carried seed 001's flag instead of a target), so a Credit Request does. Asked
-  // again after an RTO if no grant came (the request or the grants may be lost).
+  // the last packets carried seed 001's flag instead of a target), so a Credit Request does.
+  // When the receiver has heard the demand, its grants will come.
   void check_starved(Time now, bool timer = false) {
     const bool data = sb_.has_retransmit() || sb_.nxt() < psn_end_;
     if (state_ != State::kOpen || credit_->can_send() || !data || sb_.in_flight_bytes() > 0) {
@@ -590,6 +607,31 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       request_credit(now);
       starved_timer_.arm(sim_.scheduler(), this, kStarved, now + t_.rto_);
     }
+    if (!watch_timer_.armed()) watch(now);
+  }
+
+  // The watch over a starved sender's grants. Requests and grants can be lost: the request
+  // sent after a timeout has no timer of its own, and a lost last grant leaves the receiver
+  // holding the demand met (no later grant makes it good: grants are cumulative) while the
+  // sender holds nothing. Each RTO while starved: if no grant came in the whole period and
+  // a request is unanswered or grants are owed (the pull number below the last target sent),
+  // a request flagged as a re-ask goes, and the receiver answers it with its pull number.
+  // Grants that keep coming, however slowly (a receiver serving many senders), and a demand
+  // met in full (the receiver's idle list then serves the sender) ask nothing.
+  void watch(Time now) {
+    granted_since_watch_ = false;
+    watch_timer_.arm(sim_.scheduler(), this, kWatch, now + t_.rto_);
+  }
+  void on_watch(Time now) {
+    const bool data = sb_.has_retransmit() || sb_.nxt() < psn_end_;
+    if (state_ != State::kOpen || credit_->can_send() || !data || sb_.in_flight_bytes() > 0) {
+      return;  // not starved: the next starvation starts a new watch
+    }
+    if (!granted_since_watch_ && (awaiting_grant_ || credit_->pull() < advertised_)) {
+      ++t_.counters_.credit_reasks;
+      request_credit(now, /*reask=*/true);
+    }
+    watch(now);
   }
 
   void sync_credit() {
@@ -599,7 +641,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   }
 
   // A Credit Request control packet (PDS type 8) carrying the pull target.
-  void request_credit(Time now) {
+  void request_credit(Time now, bool reask = false) {
     last_request_ = now;
     awaiting_grant_ = true;
     ++t_.counters_.credit_requests;
@@ -609,6 +651,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     // SYN and the next PSN, so the target sets the PDC up instead of taking it for stale.
     p->seq = sb_.nxt();
     if (syn_) p->flags |= kSyn;
+    if (reask) p->flags |= kReask;
     host_.send_control(p);
   }
 
@@ -680,12 +723,14 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   Timer cc_timer_;
   Timer idle_timer_;
   Timer close_timer_;
-  Timer starved_timer_;            // receiver credit: re-requests credit while starved
-  int64_t reported_credit_ = 0;    // this PDC's share of the NIC's credit sum
-  uint64_t advertised_ = 0;        // the last pull target sent
-  bool advertised_flag_ = false;   // the last data packet carried seed 001's flag instead
-  bool awaiting_grant_ = false;    // a credit request is unanswered
-  std::vector<uint64_t> expired_;  // scratch for the timer
+  Timer starved_timer_;               // receiver credit: re-requests credit while starved
+  Timer watch_timer_;                 // receiver credit: the watch over a starved sender's grants
+  int64_t reported_credit_ = 0;       // this PDC's share of the NIC's credit sum
+  uint64_t advertised_ = 0;           // the last pull target sent
+  bool advertised_flag_ = false;      // the last data packet carried seed 001's flag instead
+  bool awaiting_grant_ = false;       // a credit request is unanswered
+  bool granted_since_watch_ = false;  // a grant came since the watch was armed
+  std::vector<uint64_t> expired_;     // scratch for the timer
 };
 
 // ---- receiver --------------------------------------------------------------------------------
@@ -730,6 +775,9 @@ class UetTransport::PdcReceiver : public Endpoint {
       // Data, trimmed headers and credit requests all carry the pull target (or the flag).
       read_target(*p);
       if (p->type == t_.credit_req_) {
+        // A re-ask: the sender heard no grant for an RTO while owed some, so grants were lost
+        // (perhaps the last one, which no later grant makes good). Repeat the pull number.
+        if ((p->flags & kReask) != 0) pacer_->repeat(credit_index_, now);
         sim_.pool().release(p);
         return;
       }
@@ -1121,6 +1169,8 @@ std::vector<std::pair<std::string, uint64_t>> UetTransport::counters() const {
   const auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
   c.insert(c.end(), {{"credit_grants", counters_.grants},
                      {"credit_requests", counters_.credit_requests},
+                     {"credit_reasks", counters_.credit_reasks},
+                     {"credit_repeats", counters_.credit_repeats},
                      {"credit_flagged", counters_.flagged},
                      {"credit_issued", u(l.issued)},
                      {"credit_received", u(l.received)},

@@ -127,6 +127,8 @@ class UetTransport : public Transport {
     uint64_t stale = 0;               // data arrivals for a closed PDC (discarded)
     uint64_t grants = 0;              // credit packets sent by receivers' pacers
     uint64_t credit_requests = 0;     // credit request control packets sent
+    uint64_t credit_reasks = 0;       // credit requests re-sent after an RTO without grants
+    uint64_t credit_repeats = 0;      // grants repeating a pull number for a starved sender
     uint64_t flagged = 0;             // data packets carrying seed 001's flag
     uint64_t feedback_periods = 0;    // fabric feedback periods run by receivers' pacers
     uint64_t feedback_decreases = 0;  // of which decided a decrease (at the floor too)
