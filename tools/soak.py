@@ -631,17 +631,24 @@ def result_files(out):
     return found
 
 
+def summaries(files):
+    """(relative path, parsed summary or None, parse error or None) of every summary.json of
+    one run (a sweep writes one per case)."""
+    for rel, data in files.items():
+        if rel.endswith("summary.json"):
+            try:
+                yield rel, json.loads(data), None
+            except ValueError as e:
+                yield rel, None, e
+
+
 def ledger_problems(files):
     """(summaries with a ledger, problems) over every summary.json of one run."""
     with_ledger = 0
     problems = []
-    for rel, data in files.items():
-        if not rel.endswith("summary.json"):
-            continue
-        try:
-            summary = json.loads(data)
-        except ValueError as e:
-            problems.append(f"{rel}: not JSON ({e})")
+    for rel, summary, error in summaries(files):
+        if error is not None:
+            problems.append(f"{rel}: not JSON ({error})")
             continue
         if not isinstance(summary, dict) or "ledger" not in summary:
             continue
@@ -670,12 +677,8 @@ def stalls(scenario, files):
     if not reliable(sc):
         return []
     found = []
-    for rel, data in files.items():
-        if not rel.endswith("summary.json"):
-            continue
-        try:
-            summary = json.loads(data)
-        except ValueError:
+    for rel, summary, _ in summaries(files):
+        if not isinstance(summary, dict):
             continue  # reported by the ledger check
         if "stalled_at_ps" in summary and summary.get("failed_senders", 0) == 0:
             found.append(("stall", f"{rel}: unfinished and nothing left to happen after "
@@ -707,14 +710,10 @@ def check(fabsim, scenario, work, timeout):
         return code, False, found[:1]
     ledgers, problems = ledger_problems(files)
     found += [("ledger", p) for p in problems]
-    for rel, data in files.items():
-        if code != 0 or not rel.endswith("summary.json"):
-            continue
-        try:
-            done = json.loads(data).get("all_flows_done")
-        except (ValueError, AttributeError):
-            continue  # reported by the ledger check
-        if done is False:
+    for rel, summary, _ in summaries(files):
+        if code != 0 or not isinstance(summary, dict):
+            continue  # a summary that is not JSON is reported by the ledger check
+        if summary.get("all_flows_done") is False:
             found.append(("exit code", f"exit 0 but {rel} says not all flows are done"))
     found += stalls(scenario, files)
     code2, _, _, files2 = runs[1]
