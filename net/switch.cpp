@@ -214,7 +214,7 @@ void Switch::send_pfc(uint16_t port, uint8_t cls, uint16_t quanta) {
   f->set_ext(PfcInfo{cls, quanta});
   sim_.ledger().inject(*f);
   ++ports_[port].egress->counters().pfc_sent;
-  ++ports_[port].pfc_waiting;
+  ++ports_[port].pfc_waiting[cls];
   ports_[port].egress->enqueue(f);
 }
 
@@ -225,9 +225,9 @@ void Switch::on_event(uint32_t tag, uint32_t gen) {
   // when it goes, and a refresh queued behind it would only lengthen the queue. Without this, a
   // refresh period shorter than the wait (pause_quanta = 1: 0.64 ns at 400 Gb/s against a
   // 1.7 ns pause frame) queued frames faster than the port could send them, without bound.
-  if (s.pfc_waiting == 0) {
-    for (uint8_t c = 0; c < kNumClasses; ++c) {
-      if ((s.xoff_mask >> c) & 1U) send_pfc(static_cast<uint16_t>(tag), c, cfg_.pfc.pause_quanta);
+  for (uint8_t c = 0; c < kNumClasses; ++c) {
+    if (((s.xoff_mask >> c) & 1U) && s.pfc_waiting[c] == 0) {
+      send_pfc(static_cast<uint16_t>(tag), c, cfg_.pfc.pause_quanta);
     }
   }
   s.refresh.arm(sim_.scheduler(), this, tag, sim_.now() + refresh_after(s));
@@ -367,7 +367,7 @@ void Switch::trim(EgressPort& egress, Packet* p) {
 
 void Switch::on_dequeue(uint16_t port, Packet& p) {
   if (p.tclass == kControlClass) {
-    if (p.type == PacketType::kPfc) --ports_[port].pfc_waiting;
+    if (p.type == PacketType::kPfc) --ports_[port].pfc_waiting[p.get_ext<PfcInfo>().cls];
     return;
   }
   credit(p.in_port, p);

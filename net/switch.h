@@ -119,8 +119,8 @@ class Switch : public Node, public EventTarget {
   int64_t shared_used() const { return shared_used_; }
   int64_t buffer_used() const { return buffer_used_; }
   bool xoff_sent(uint16_t port, uint8_t cls) const { return (ports_[port].xoff_mask >> cls) & 1U; }
-  /// Pause frames queued on `port` that have not started onto the wire.
-  uint16_t pfc_waiting(uint16_t port) const { return ports_[port].pfc_waiting; }
+  /// Pause frames for class `cls` queued on `port` that have not started onto the wire.
+  uint16_t pfc_waiting(uint16_t port, uint8_t cls) const { return ports_[port].pfc_waiting[cls]; }
   /// The current PFC XOFF threshold of `port` in shared bytes.
   int64_t pfc_threshold(uint16_t port) const;
   /// Auto headroom: bytes that can still arrive after the XOFF decision (see switch.cpp).
@@ -132,9 +132,10 @@ class Switch : public Node, public EventTarget {
     int64_t headroom = 0;
     double alpha = 0;
     uint8_t xoff_mask = 0;
-    // Pause frames this port has queued that have not started onto the wire: a MAC holds the
-    // pause state, not a queue of frames, so a refresh is not queued behind a waiting frame.
-    uint16_t pfc_waiting = 0;
+    // Pause frames per class this port has queued that have not started onto the wire: a MAC
+    // holds the pause state, not a queue of frames, so a refresh of a class is not queued
+    // behind a waiting frame of that class.
+    std::array<uint16_t, kNumClasses> pfc_waiting{};
     // A class's two counters share a cache line (charge and credit read both).
     struct ClassBytes {
       int64_t ingress = 0;  // bytes charged to reserve + shared

@@ -195,18 +195,46 @@ TEST(Pfc, RefreshWaitsForTheQueuedPauseFrame) {
   t.sw().receive(test::make_packet(t.sim, 2, 1, kFrame, 1, t.sink_id), 2);  // busy port 1
   for (int i = 0; i < 3; ++i) t.inject(1, 3, i);
   ASSERT_TRUE(t.sw().xoff_sent(1, 3));
-  EXPECT_EQ(t.sw().pfc_waiting(1), 1U);
+  EXPECT_EQ(t.sw().pfc_waiting(1, 3), 1U);
   t.sim.run(kSer - 1_ps);
   EXPECT_EQ(t.sw().port(1).counters().pfc_sent, 1U);
-  EXPECT_EQ(t.sw().pfc_waiting(1), 1U);
+  EXPECT_EQ(t.sw().pfc_waiting(1, 3), 1U);
   t.sim.run(kSer);
-  EXPECT_EQ(t.sw().pfc_waiting(1), 0U);
+  EXPECT_EQ(t.sw().pfc_waiting(1, 3), 0U);
   const Time tick = Time::ns(20) + Time::ps(480);
   t.sim.run(tick * 17 - 1_ps);
   EXPECT_EQ(t.sw().port(1).counters().pfc_sent, 1U);
   t.sim.run(tick * 17);
   EXPECT_EQ(t.sw().port(1).counters().pfc_sent, 2U);
-  EXPECT_EQ(t.sw().pfc_waiting(1), 0U);
+  EXPECT_EQ(t.sw().pfc_waiting(1, 3), 0U);
+}
+
+// The wait is per class: a waiting pause frame of class 3 does not hold back the refresh of
+// class 2, whose own frame has left. 8 quanta: refreshes every 20.48 ns from the XOFF of class
+// 2 at time 0. Port 1 sends that XOFF (0 - 6.72 ns), then a data frame (6.72 - 340.96 ns);
+// class 3's XOFF, at 10 ns, waits behind it. At 20.48 ns class 2 is refreshed (before: not,
+// the port had a frame waiting), and waits too; at 348.16 ns both go again.
+TEST(Pfc, ARefreshWaitsOnlyForAFrameOfItsOwnClass) {
+  SwitchConfig cfg = static_pfc();
+  cfg.pfc.pause_quanta = 8;
+  cfg.pfc.lossless_mask = (1U << 2) | (1U << 3);
+  ThreeHosts t(cfg);
+  t.sw().port(0).apply_pause(2, 65535);
+  t.sw().port(0).apply_pause(3, 65535);
+  for (int i = 0; i < 3; ++i) t.inject(1, 2, i);
+  t.sw().receive(test::make_packet(t.sim, 2, 1, kFrame, 1, t.sink_id), 2);
+  t.sim.run(10_ns);
+  for (int i = 0; i < 3; ++i) t.inject(1, 3, 10 + i);
+  ASSERT_TRUE(t.sw().xoff_sent(1, 2) && t.sw().xoff_sent(1, 3));
+  const Time tick = Time::ns(20) + Time::ps(480);
+  t.sim.run(tick);
+  EXPECT_EQ(t.sw().port(1).counters().pfc_sent, 3U);
+  EXPECT_EQ(t.sw().pfc_waiting(1, 2), 1U);
+  EXPECT_EQ(t.sw().pfc_waiting(1, 3), 1U);
+  t.sim.run(tick * 17 - 1_ps);
+  EXPECT_EQ(t.sw().port(1).counters().pfc_sent, 3U);
+  t.sim.run(tick * 17);
+  EXPECT_EQ(t.sw().port(1).counters().pfc_sent, 5U);
 }
 
 // A pause of one quantum (512 bit times, 5.12 ns at 100 Gb/s) is shorter than a pause frame
@@ -222,7 +250,7 @@ TEST(Pfc, OneQuantumRefreshesAtTheWireRateOfPauseFrames) {
   ASSERT_TRUE(t.sw().xoff_sent(1, 3));
   for (Time at = 50_ns; at <= 2_us; at += 50_ns) {
     t.sim.run(at);
-    ASSERT_EQ(t.sw().pfc_waiting(1), 0U) << to_string(at);
+    ASSERT_EQ(t.sw().pfc_waiting(1, 3), 0U) << to_string(at);
     ASSERT_EQ(t.sw().port(1).queued_bytes(kControlClass), 0) << to_string(at);
   }
   // Frames at 0 and at k x 6.72 ns for k = 1 .. 297 (297 x 6.72 = 1,995.84 ns).
