@@ -415,6 +415,10 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     if (credit_) {
       credit_->open();  // a new PDC starts speculating
       sync_credit();
+      // Nothing of the closed PDC's requests is owed to the new one.
+      starved_timer_.cancel();
+      watch_timer_.cancel();
+      awaiting_grant_ = false;
       // Without speculation (speculate = false) no data packet may go before a grant, so
       // none would carry the demand: a Credit Request does.
       check_starved(sim_.now());
@@ -627,11 +631,15 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     if (state_ != State::kOpen || credit_->can_send() || !data || sb_.in_flight_bytes() > 0) {
       return;  // not starved: the next starvation starts a new watch
     }
-    if (!granted_since_watch_ && (awaiting_grant_ || credit_->pull() < advertised_)) {
+    if (granted_since_watch_) {
+      watch(now);  // grants are coming: keep watching
+    } else if (awaiting_grant_ || credit_->pull() < advertised_) {
       ++t_.counters_.credit_reasks;
       request_credit(now, /*reask=*/true);
+      watch(now);
     }
-    watch(now);
+    // Else the demand was met in full and the receiver's lists serve the sender: nothing to
+    // watch for (a run that goes still here shows as stalled, not as a timer ticking on).
   }
 
   void sync_credit() {
