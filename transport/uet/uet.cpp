@@ -595,11 +595,12 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   // demand it has not heard yet (a new message after the last target was granted in full, or
   // the last packets carried seed 001's flag instead of a target), so a Credit Request does.
   // When the receiver has heard the demand, its grants will come.
-  void check_starved(Time now, bool timer = false) {
+  bool starved() const {
     const bool data = sb_.has_retransmit() || sb_.nxt() < psn_end_;
-    if (state_ != State::kOpen || credit_->can_send() || !data || sb_.in_flight_bytes() > 0) {
-      return;
-    }
+    return state_ == State::kOpen && !credit_->can_send() && data && sb_.in_flight_bytes() == 0;
+  }
+  void check_starved(Time now, bool timer = false) {
+    if (!starved()) return;
     const int64_t cwnd = cc_window_ == kUnlimitedWindow ? -1 : cc_window_.count();
     const uint64_t target =
         credit_->pull_target(backlog_, sb_.queued_bytes(), cwnd, t_.sending_pdcs_[src_]);
@@ -627,10 +628,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     watch_timer_.arm(sim_.scheduler(), this, kWatch, now + t_.rto_);
   }
   void on_watch(Time now) {
-    const bool data = sb_.has_retransmit() || sb_.nxt() < psn_end_;
-    if (state_ != State::kOpen || credit_->can_send() || !data || sb_.in_flight_bytes() > 0) {
-      return;  // not starved: the next starvation starts a new watch
-    }
+    if (!starved()) return;  // the next starvation starts a new watch
     if (granted_since_watch_) {
       watch(now);  // grants are coming: keep watching
     } else if (awaiting_grant_ || credit_->pull() < advertised_) {
