@@ -335,6 +335,7 @@ void GseFabric::add_rows(const nlohmann::ordered_json& stats,
 void GseFabric::add_fault_stats(nlohmann::ordered_json& j) const {
   const auto& g = gsos_->stats();
   j["gsos"] = {{"notices", g.notices},
+               {"rate_notices", g.rate_notices},
                {"declared_failing", g.declared_failing},
                {"declared_recovered", g.declared_recovered},
                {"monitor_windows", g.monitor_windows},

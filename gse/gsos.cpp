@@ -56,6 +56,8 @@ Gsos::Gsos(Simulation& sim, Network& net, const TopologyInfo& topo, const GseCon
   unusable_.assign(switches, 0);
   reach_.assign(switches, nullptr);
   ingress_capacity_.assign(topo.tors.size(), Rate());
+  known_down_rate_.reserve(cables);
+  for (const Cable& c : topo.cables) known_down_rate_.push_back(c.down->config().rate);
   for (size_t sw = 0; sw < switches; ++sw) recompute(static_cast<uint32_t>(sw));
   for (size_t c = 0; c < cables; ++c) {
     if (topo.cables[c].up->ber() > 0 || topo.cables[c].down->ber() > 0)
@@ -77,7 +79,7 @@ void Gsos::recompute(uint32_t sw) {
   if (t == kNotTor) return;
   int64_t bps = 0;
   for (uint32_t c : topo_.up_cables[sw]) {
-    if (view_[sw][c] != 0) bps += topo_.cables[c].down->config().rate.bps();
+    if (view_[sw][c] != 0) bps += known_down_rate_[c].bps();
   }
   ingress_capacity_[t] = Rate(bps);
 }
@@ -139,6 +141,13 @@ void Gsos::propagate(uint32_t cable, bool usable, Time detected) {
 }
 
 void Gsos::apply(const Notice& n) {
+  if (n.rate) {
+    ++stats_.rate_notices;
+    const Cable& c = topo_.cables[n.cable];
+    if (n.sw == c.lower) known_down_rate_[n.cable] = c.down->config().rate;
+    recompute(n.sw);
+    return;
+  }
   uint8_t& v = view_[n.sw][n.cable];
   const uint8_t now = n.usable ? 1 : 0;
   if (v == now) return;
@@ -157,6 +166,18 @@ void Gsos::on_cable_state(uint32_t cable, bool alive) {
   alive_[cable] = alive ? 1 : 0;
   if (truth_usable(cable) != before)
     propagate(cable, truth_usable(cable), sim_.now() + cfg_.detect);
+}
+
+// A link that retrains knows its new rate at once; the device at each end reports it to GSOS
+// like a dead cable (after `detect`). Only the ends act on it: a ToR's transit budget counts the
+// links into it, which it owns. Remote devices keep using the cable (it is up), steered off a
+// slow one by the published back-pressure.
+void Gsos::on_cable_rate(uint32_t cable) {
+  const Cable& c = topo_.cables[cable];
+  for (uint32_t end : {c.lower, c.upper}) {
+    notices_.push_back({end, cable, true, true});
+    sim_.schedule(sim_.now() + cfg_.detect, this, static_cast<uint32_t>(notices_.size() - 1));
+  }
 }
 
 void Gsos::on_cable_ber(uint32_t cable) {

@@ -58,6 +58,10 @@ class Gsos : public FaultListener, public EventTarget {
   // Fault state.
   void on_cable_state(uint32_t cable, bool alive) override;
   void on_cable_ber(uint32_t cable) override;
+  /// A direction of the cable retrained to another rate (the `degrade` fault): its two ends
+  /// learn after `detect`, as of a dead cable, and a ToR recomputes the capacity of its links
+  /// from the tier above with the rates it then reads (the grants' transit budget follows).
+  void on_cable_rate(uint32_t cable) override;
   /// Whether switch `sw` knows of any unusable cable (the fast path skips filtering if not).
   bool faults_known(uint32_t sw) const { return unusable_[sw] > 0; }
   /// Writes to `out` the candidates among `ports` that switch `sw` may use towards host `dst`;
@@ -89,7 +93,8 @@ class Gsos : public FaultListener, public EventTarget {
   void on_event(uint32_t tag, uint32_t gen) override;
 
   struct Stats {
-    uint64_t notices = 0;  // view changes delivered to devices
+    uint64_t notices = 0;       // view changes delivered to devices
+    uint64_t rate_notices = 0;  // rate changes delivered to a cable's ends
     uint64_t declared_failing = 0;
     uint64_t declared_recovered = 0;
     uint64_t publications = 0;
@@ -102,6 +107,7 @@ class Gsos : public FaultListener, public EventTarget {
     uint32_t sw;
     uint32_t cable;
     bool usable;
+    bool rate = false;  // a rate change (usable unchanged)
   };
   struct Snapshot {
     Time at;
@@ -131,6 +137,9 @@ class Gsos : public FaultListener, public EventTarget {
   std::vector<std::shared_ptr<const ClosReach>> reach_;
   std::map<std::vector<uint32_t>, std::shared_ptr<const ClosReach>> reach_cache_;
   std::vector<Rate> ingress_capacity_;  // per ToR
+  // Per cable: the rate of its upper -> lower direction as its lower end knows it (a rate
+  // notice updates it; the link itself changes at the fault).
+  std::vector<Rate> known_down_rate_;
   std::vector<Notice> notices_;
   std::vector<uint32_t> monitored_;  // cables with a bit error rate
   bool monitor_armed_ = false;

@@ -4,6 +4,7 @@
 
 #include "conserved.h"
 #include "gse/fabric.h"
+#include "gse/gsos.h"
 
 #include <fmt/format.h>
 
@@ -138,6 +139,80 @@ kind = "flows"
               static_cast<long long>(with), static_cast<long long>(bound),
               static_cast<long long>(without),
               static_cast<unsigned long long>(uncapped.fabric["pfc_in_fabric"].get<uint64_t>()));
+}
+
+// A spine link into the destination leaf retrains to a quarter of its rate (the `degrade` fault)
+// while two incasts cross it. Its two ends learn the new rate after `detect` (a rate notice, as
+// of a dead cable), and the leaf's transit budget follows: from then on the remote grants into
+// the leaf fit the 100G the link now carries, and the spine's queue towards the leaf stays
+// within the bound of Dgsq.TransitCapsKeepASharedSpineDownlinkBounded plus what was granted at
+// the old rate before the notice. A budget kept at the built 400G (as before rate notices)
+// grants the 194G both ports ask for, and that queue grows without bound.
+TEST(Dgsq, ADegradedSpineLinkShrinksTheTransitBudgetAfterItsRateNotice) {
+  std::string toml = R"(
+[topology]
+kind = "leaf_spine"
+servers = 3
+gpus_per_server = 8
+spines = 1
+uplink_rate = "400Gbps"
+[transport]
+kind = "roce"
+[workload]
+kind = "flows"
+[faults]
+[[faults.events]]
+link = "leaf0-spine0"
+action = "degrade"
+at = "20us"
+rate_factor = 0.25
+direction = "down"
+)";
+  for (int i = 0; i < 4; ++i) {
+    toml += fmt::format("[[workload.flows]]\nsrc = {}\ndst = 0\nbytes = \"2MB\"\n", 8 + i);
+    toml += fmt::format("[[workload.flows]]\nsrc = {}\ndst = 1\nbytes = \"2MB\"\n", 16 + i);
+  }
+  auto cfg = load_scenario_text(toml, "degrade.toml", kDgsq);
+  cfg.fabric.as<GseConfig>().record_grants = true;
+  const GseConfig& g = cfg.fabric.as<GseConfig>();
+  fabsim::Run run(cfg);
+  const RunResult r = execute_checked(run);
+  ASSERT_TRUE(r.all_done);
+  EXPECT_EQ(r.totals.drops, 0U);
+  const TopologyInfo& topo = run.topology();
+  const Gsos& gsos = *run.fabric_as<GseFabric>()->gsos();
+  EXPECT_EQ(gsos.stats().rate_notices, 2U);  // the cable's two ends
+  EXPECT_EQ(gsos.stats().notices, 0U);       // the cable stays usable
+  EXPECT_EQ(gsos.ingress_capacity(0), 100_Gbps);
+  // Every remote grant issued one detect after the fault fits the new budget: in any window,
+  // at most 0.97 x 100G of it plus one quantum.
+  const Time notice = Time::us(20) + g.detect;
+  const auto& trace = run.fabric_as<GseFabric>()->dgsqs()[0]->grant_trace();
+  const Rate budget(static_cast<int64_t>(100e9 * g.transit_share));
+  const Time window = serialization_delay(g.grant_quantum, budget) * 4;
+  size_t first = 0;
+  while (first < trace.size() && trace[first].at < notice) ++first;
+  ASSERT_GT(trace.size() - first, 100U);
+  size_t j = first;
+  int64_t in_window = 0;
+  for (size_t i = first; i < trace.size(); ++i) {
+    while (j < trace.size() && trace[j].at < trace[i].at + window) in_window += trace[j++].bytes;
+    EXPECT_LE(in_window, bytes_in(window, budget) + g.grant_quantum)
+        << "window from " << trace[i].at.ps();
+    in_window -= trace[i].bytes;
+  }
+  // The spine's queue towards leaf 0: the capped bound at 100G, plus the bytes granted at the
+  // old budget (2 x 97G) in excess of 100G for a detect and one request-grant loop (4 link
+  // delays) after the fault.
+  const auto& spine = run.network().sw(topo.top_tier()[0]);
+  const int64_t peak = spine.port(0).counters().peak_queue_bytes;
+  const int64_t capped =
+      bytes_in(1_us * 4 + serialization_delay(4 * 4194, 100_Gbps), 100_Gbps) + 2 * 16384 + 4194;
+  const int64_t before_notice = bytes_in(g.detect + 1_us * 4, 94_Gbps);
+  EXPECT_LE(peak, capped + before_notice);
+  std::printf("[ figures ] degraded spine downlink: peak queue %lld B (bound %lld + %lld)\n",
+              static_cast<long long>(peak), static_cast<long long>(capped),
+              static_cast<long long>(before_notice));
 }
 
 TEST(Dgsq, WeightedGrantsSplitThePortInRatio) {
