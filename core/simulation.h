@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdint>  // uint64_t
+#include <string>   // warnings
+#include <utility>  // move
+#include <vector>   // warnings
 
 #include "core/arena.h"
 #include "core/ledger.h"
@@ -43,6 +46,12 @@ class Simulation {
   }
   /// Packet kind codes transports reserve for themselves (core/packet_kinds.h).
   PacketKindRegistry& packet_kinds() { return kinds_; }
+  /// A configuration the run accepts but that a component, once built, finds self-defeating
+  /// (e.g. a timeout shorter than the round trip): "key '<key>': <why>". The runner adds the
+  /// scenario file, prints them before the run and writes them to summary.json (issue 14:
+  /// nothing silent).
+  void warn(std::string message) { warnings_.push_back(std::move(message)); }
+  const std::vector<std::string>& warnings() const { return warnings_; }
   /// A random stream for one component; identical for the same seed and stream id.
   Rng rng(uint64_t stream) const { return Rng(seed_, stream); }
 
@@ -85,6 +94,7 @@ class Simulation {
   PacketPool pool_;
   Ledger ledger_;
   PacketKindRegistry kinds_;
+  std::vector<std::string> warnings_;
   uint64_t events_ = 0;
   size_t background_ = 0;
   bool stopped_ = false;

@@ -102,6 +102,11 @@ class Switch : public Node, public EventTarget {
   const std::string& name() const override { return name_; }
 
   size_t port_count() const { return ports_.size(); }
+  /// Buffer bytes set aside for PFC headroom (every port x lossless class) and for the
+  /// per-port reserve; the shared pool is what is left of the buffer (after finalize()).
+  int64_t total_headroom() const { return total_headroom_; }
+  int64_t total_reserve() const { return total_reserve_; }
+  int64_t buffer_bytes() const { return cfg_.buffer.size.count(); }
   /// Wiring is done: releases the port table's spare capacity (a vector grown by doubling
   /// holds up to twice the ports). Before the run only: ports move.
   void shrink_ports() {

@@ -155,6 +155,7 @@ nlohmann::ordered_json summary_json(const RunResult& r) {
   j["all_flows_done"] = r.all_done;
   j["failed_senders"] = r.failed_senders;
   if (r.stalled_at != Time::max()) j["stalled_at_ps"] = r.stalled_at.ps();
+  if (!r.warnings.empty()) j["warnings"] = r.warnings;
   j["events"] = r.events;
   j["flows"] = {{"count", s.flows},
                 {"completed", s.completed},

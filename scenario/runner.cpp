@@ -2,6 +2,7 @@
 #include "scenario/runner.h"
 
 #include <algorithm>  // stable_sort (flows by source for the ideal FCTs)
+#include <bit>        // popcount (lossless classes)
 #include <chrono>     // wall time for the (non-JSON) speed figures
 
 #include <fmt/format.h>
@@ -46,6 +47,31 @@ Run::Run(ScenarioConfig cfg) : cfg_(std::move(cfg)), sim_(cfg_.seed), net_(sim_)
   driver_ = std::make_unique<FlowDriver>(sim_, flows_, *transport_);
   install_sampler();
   start_workload();
+  check_buffers();
+  for (const std::string& w : sim_.warnings()) warnings_.push_back(cfg_.file + ": " + w);
+}
+
+// A switch whose PFC headroom and reserves take its whole buffer (many ports, long or fast
+// links, a small buffer): lossy classes find no room at all and the shared pool a lossless class
+// pauses on is empty, so every lossless packet beyond the reserve pauses its sender. The model
+// runs it (each port still gets its headroom) but the buffer it holds can exceed
+// network.buffer.size. A warning: the soak and studies of PFC pathologies run it on purpose.
+void Run::check_buffers() {
+  if (!cfg_.network.sw.pfc.enabled) return;
+  for (size_t i = 0; i < net_.switch_count(); ++i) {
+    const Switch& sw = net_.sw(i);
+    const int64_t aside = sw.total_headroom() + sw.total_reserve();
+    if (aside < sw.buffer_bytes()) continue;
+    const int classes = std::popcount(static_cast<unsigned>(cfg_.network.sw.pfc.lossless_mask));
+    sim_.warn(fmt::format(
+        "key 'network.buffer.size': {} B is no more than what switch {} sets aside: PFC "
+        "headroom {} B ({} ports x {} lossless class{}, network.pfc.headroom) and reserve {} B; "
+        "lossy traffic finds no buffer and every lossless packet past the reserve pauses its "
+        "sender",
+        sw.buffer_bytes(), sw.name(), sw.total_headroom(), sw.port_count(), classes,
+        classes == 1 ? "" : "es", sw.total_reserve()));
+    return;  // one switch names the problem
+  }
 }
 
 Run::~Run() = default;
@@ -410,6 +436,7 @@ RunResult Run::collect(double wall_seconds) {
   r.hosts = topo_.hosts;
   r.end_time = sim_.now();
   r.stalled_at = stalled_at_;
+  r.warnings = warnings_;
   r.events = sim_.events();
   r.flows.assign(flows_.records().begin(), flows_.records().end());
   r.trace = flows_.trace_events();

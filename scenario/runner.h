@@ -4,6 +4,7 @@
 
 #include <atomic>   // stop flag
 #include <memory>   // owned components
+#include <string>   // warnings
 #include <utility>  // sampled ports
 #include <vector>   // sampled ports
 
@@ -52,6 +53,9 @@ class Run : public FlowObserver {
   static constexpr uint64_t kStopCheckEvents = 1 << 16;
   /// The resource guard's estimate on the built network, in bytes (scenario/resources.h).
   uint64_t memory_estimate() const { return memory_estimate_; }
+  /// Warnings about the built run ("<file>: key '<key>': <why>"), in the order found; the
+  /// results carry them too.
+  const std::vector<std::string>& warnings() const { return warnings_; }
   /// The trimming threshold of fabric queues (network.trim; 0 when trimming is off).
   Bytes trim_threshold() const { return trim_threshold_; }
 
@@ -75,6 +79,7 @@ class Run : public FlowObserver {
   void install_faults();
   void install_int();
   void install_trim();
+  void check_buffers();
   void disable_host_ecn();
   void install_sampler();
   /// The (switch, port) pairs output.sample_ports selects: ToRs first, in port order.
@@ -109,6 +114,7 @@ class Run : public FlowObserver {
   int interrupted_ = 0;
   Time stalled_at_ = Time::max();  // unfinished with nothing left to happen after this
   uint64_t memory_estimate_ = 0;
+  std::vector<std::string> warnings_;
   Bytes trim_threshold_;
 };
 

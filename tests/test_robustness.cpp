@@ -2,7 +2,10 @@
 // before its fix.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "conserved.h"
 #include "gse/gse.h"
@@ -10,6 +13,7 @@
 #include "report/writers.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
+#include "transport/uet/uet.h"
 
 namespace fabsim {
 namespace {
@@ -139,6 +143,61 @@ TEST(Robustness, AStillRunSaysWhenItWentStill) {
   EXPECT_LT(r.stalled_at, 111_us);
   EXPECT_EQ(summary_json(r)["stalled_at_ps"], r.stalled_at.ps());
   EXPECT_NE(summary_table(r).find("nothing was left to happen after"), std::string::npos);
+}
+
+// soak (seed 9, scenario 1486): UET with rto = 5 us on a fabric whose empty round trip with a
+// full 16 KiB window at 25 Gb/s is 10.5 us. Every window timed out and was resent, the resends
+// were trimmed, and nothing arrived in 5 ms (with 50 us: done in 1.9 ms). The run is legal and
+// runs as before, but the run now says so: a warning names the key and both times, at exactly
+// the full window's round trip.
+TEST(Robustness, AnRtoShorterThanAFullWindowsRoundTripIsAWarning) {
+  const std::string uet = "[transport]\nkind = \"uet\"\n";
+  auto build = [&](const std::string& rto) {
+    return std::make_unique<fabsim::Run>(load_scenario_text(
+        test::two_to_one_toml(uet, "100kB"), "rto.toml", {"transport.uet.rto=\"" + rto + "\""}));
+  };
+  const auto probe = build("1s");
+  EXPECT_TRUE(probe->warnings().empty());
+  const auto& t = dynamic_cast<const UetTransport&>(probe->transport());
+  const Time window_rtt = t.base_rtt() + serialization_delay(t.max_window(), 100_Gbps);
+  const auto ps = [](Time x) { return fmt::format("{}ps", x.ps()); };
+  EXPECT_TRUE(build(ps(window_rtt))->warnings().empty());
+  const auto short_rto = build(ps(window_rtt - Time::ps(1)));
+  ASSERT_EQ(short_rto->warnings().size(), 1U);
+  const std::string& w = short_rto->warnings()[0];
+  EXPECT_EQ(w.rfind("rto.toml: key 'transport.uet.rto': ", 0), 0U) << w;
+  EXPECT_NE(w.find(to_string(window_rtt)), std::string::npos) << w;
+  // The default (15 us + 6 BDPs of queue) never warns; the summary carries the warning.
+  EXPECT_TRUE(build("0s")->warnings().empty());
+  const RunResult r = execute_checked(*short_rto);
+  EXPECT_EQ(summary_json(r)["warnings"][0], w);
+}
+
+// soak (seed 9, scenario 281): a 64 KiB buffer on a switch with 4 ports of ~27 KB PFC headroom
+// each: the headroom took the whole buffer, every lossy frame was dropped (23,088 of them) and
+// nothing arrived in 5 ms, without a word. The switch now warns, at exactly the buffer that is no
+// more than headroom and reserve.
+TEST(Robustness, PfcHeadroomThatTakesTheWholeBufferIsAWarning) {
+  const std::string pfc = "[network.pfc]\nenabled = true\nheadroom = \"64KiB\"\n";
+  auto build = [&](int64_t buffer) {
+    std::string toml = test::two_to_one_toml("", "100kB");
+    toml.replace(toml.find("[network.pfc]\nenabled = false\n"), 30, pfc);
+    return std::make_unique<fabsim::Run>(
+        load_scenario_text(toml, "buf.toml", {fmt::format("network.buffer.size=\"{}B\"", buffer)}));
+  };
+  const auto probe = build(int64_t{1} << 30);
+  EXPECT_TRUE(probe->warnings().empty());
+  const Switch& sw = probe->network().sw(0);
+  EXPECT_EQ(sw.total_headroom(), 3 * 65536);  // 3 ports x 1 lossless class (3)
+  const int64_t aside = sw.total_headroom() + sw.total_reserve();
+  EXPECT_TRUE(build(aside + 1)->warnings().empty());
+  const auto full = build(aside);
+  ASSERT_EQ(full->warnings().size(), 1U);
+  EXPECT_EQ(full->warnings()[0].rfind("buf.toml: key 'network.buffer.size': ", 0), 0U)
+      << full->warnings()[0];
+  EXPECT_NE(full->warnings()[0].find("PFC headroom 196608 B (3 ports x 1 lossless class,"),
+            std::string::npos)
+      << full->warnings()[0];
 }
 
 }  // namespace

@@ -470,6 +470,7 @@ int run_command(const std::string& file, const std::vector<std::string>& sets,
   uint64_t memory_estimate = 0;
   {
     Run run(std::move(cfg));  // the run holds the only copy of a large scenario
+    for (const auto& w : run.warnings()) std::fprintf(stderr, "fabsim: warning: %s\n", w.c_str());
     run.stop_on(&g_stop);
     r = run.execute(&progress, 1 << 18);
     signal = run.interrupted();
