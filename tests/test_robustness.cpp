@@ -145,11 +145,37 @@ TEST(Robustness, AStillRunSaysWhenItWentStill) {
   EXPECT_NE(summary_table(r).find("nothing was left to happen after"), std::string::npos);
 }
 
-// soak (seed 9, scenario 1486): UET with rto = 5 us on a fabric whose empty round trip with a
-// full 16 KiB window at 25 Gb/s is 10.5 us. Every window timed out and was resent, the resends
-// were trimmed, and nothing arrived in 5 ms (with 50 us: done in 1.9 ms). The run is legal and
-// runs as before, but the run now says so: a warning names the key and both times, at exactly
-// the full window's round trip.
+// soak (seed 9, scenario 1486): PFC with pause_quanta = 1 and a buffer its headroom overfilled.
+// XOFF never cleared, and the switches renewed it with pause frames back to back (a pause of 512
+// bit times lapses before the next 672-bit frame ends), at strict priority: every link carried
+// pause frames only, and 15 data packets arrived in 5 ms. A pause whose renewals take more than
+// half of the link while XOFF holds is now a warning at load, whatever the rate: the renewal
+// comes every max(quanta x 256, 672) bit times.
+TEST(Robustness, PauseQuantaWhoseRenewalsFillTheLinkAreAWarning) {
+  auto warnings = [](int quanta, bool pfc) {
+    return load_scenario_text("", "q.toml",
+                              {fmt::format("network.pfc.enabled={}", pfc),
+                               fmt::format("network.pfc.pause_quanta={}", quanta)})
+        .warnings;
+  };
+  const auto one = warnings(1, true);
+  ASSERT_EQ(one.size(), 1U);
+  EXPECT_NE(one[0].find("key 'network.pfc.pause_quanta': 1 quanta: a switch holding XOFF renews "
+                        "the pause every 672 bit times"),
+            std::string::npos)
+      << one[0];
+  EXPECT_NE(one[0].find("100 % of the port's link"), std::string::npos) << one[0];
+  const auto five = warnings(5, true);  // every 1,280 bit times: 52 %
+  ASSERT_EQ(five.size(), 1U);
+  EXPECT_NE(five[0].find("52 %"), std::string::npos) << five[0];
+  EXPECT_TRUE(warnings(6, true).empty());  // every 1,536 bit times: 44 %
+  EXPECT_TRUE(warnings(1, false).empty());
+}
+
+// A given UET rto shorter than a full window's round trip on an empty fabric makes the timer fire
+// on data that was not lost (a 1 us RTO against 12 us: 388 timeouts for 100 packets,
+// Uet.EveryTimeoutComesItsBackedOffRtoAfterThePsnsLatestSend). Legal, and run as before, but the
+// run says so: a warning names the key and both times, at exactly the full window's round trip.
 TEST(Robustness, AnRtoShorterThanAFullWindowsRoundTripIsAWarning) {
   const std::string uet = "[transport]\nkind = \"uet\"\n";
   auto build = [&](const std::string& rto) {

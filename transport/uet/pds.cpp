@@ -11,6 +11,14 @@ uint64_t sack_bits(const ReorderBitmap& r, uint64_t base) {
 
 static_assert(sizeof(PdsScoreboard::Slot) == 16, "one slot per PSN in the window");
 
+namespace {
+// rto x 2^level, saturating well inside the engine's horizon (a send time plus it never wraps).
+Time backed_off(Time rto, unsigned level) {
+  constexpr int64_t kCap = INT64_MAX / 4;
+  return rto.ps() > (kCap >> level) ? Time::ps(kCap) : rto * (int64_t{1} << level);
+}
+}  // namespace
+
 void PdsScoreboard::sent(uint64_t psn, Time now, uint32_t payload, uint16_t ev) {
   if (psn == nxt_) {
     slots_.push_back({});
@@ -25,7 +33,7 @@ void PdsScoreboard::sent(uint64_t psn, Time now, uint32_t payload, uint16_t ev) 
   s.sent = now;
   in_flight_ += frame_bytes(payload);
   ++outstanding_;
-  if (s.sends > 1) resends_.push_back({now, psn});  // a first send: the cursor finds it
+  if (s.sends > 1) resend_fifo(s.sends).push_back({now, psn});  // a first send: the cursor finds it
 }
 
 void PdsScoreboard::acknowledge(uint64_t psn, Acked* a) {
@@ -87,15 +95,46 @@ uint64_t PdsScoreboard::rewind(uint64_t psn) {
 uint64_t PdsScoreboard::expire(Time now, Time rto, std::vector<uint64_t>* expired) {
   uint64_t n = 0;
   for (;;) {
-    bool first = false;
-    const Send o = oldest(&first);
-    if (o.at == Time::max() || o.at + rto > now) break;
-    queue(o.psn);  // the cursor passes it next time
-    if (!first) resends_.pop_front();
-    expired->push_back(o.psn);
+    const Due d = earliest(rto);
+    if (d.due > now) break;  // also when nothing is outstanding (Time::max())
+    queue(d.psn);            // the cursor passes it next time
+    if (d.fifo != nullptr) d.fifo->pop_front();
+    expired->push_back(d.psn);
     ++n;
   }
   return n;
+}
+
+void PdsScoreboard::skip_stale(Ring<Send>& f) {
+  while (!f.empty()) {
+    const Send& e = f.front();
+    const Slot* s = slot(e.psn);
+    if (s != nullptr && s->state == State::kOutstanding && s->sent == e.at) return;
+    f.pop_front();  // acknowledged, queued, or sent again since
+  }
+}
+
+// The cursor's first send waits one rto, the resend FIFO's front rto (no backoff) or 2 x rto
+// (level 1), a deeper FIFO's rto x 2^level. On a tie the lower level is taken (the first send
+// before a resend, as oldest() does).
+PdsScoreboard::Due PdsScoreboard::earliest(Time rto) {
+  bool first = false;
+  const Send o = oldest(&first);  // settles the cursor and every FIFO's front
+  Due d;
+  if (o.psn == kNone) return d;
+  if (backoff_ == 0) return {o.at + rto, o.psn, first ? nullptr : &resends_};
+  if (first_ < nxt_) d = {at(first_).sent + rto, first_, nullptr};
+  if (!resends_.empty()) {
+    const Time due = resends_.front().at + backed_off(rto, 1);
+    if (due < d.due) d = {due, resends_.front().psn, &resends_};
+  }
+  for (size_t i = 0; i < deeper_.size(); ++i) {
+    Ring<Send>& f = deeper_[i];
+    if (f.empty()) continue;
+    const Time due = f.front().at + backed_off(rto, static_cast<unsigned>(i + 2));
+    if (due < d.due) d = {due, f.front().psn, &f};
+  }
+  return d;
 }
 
 uint64_t PdsScoreboard::next_retransmit() const {
@@ -123,12 +162,7 @@ PdsScoreboard::Send PdsScoreboard::oldest(bool* first) {
     if (s.state == State::kOutstanding && s.sends == 1) break;
     ++first_;  // acknowledged, or queued (its next send is a resend): never again a first send
   }
-  while (!resends_.empty()) {
-    const Send& f = resends_.front();
-    const Slot* s = slot(f.psn);
-    if (s != nullptr && s->state == State::kOutstanding && s->sent == f.at) break;
-    resends_.pop_front();  // acknowledged, queued, or sent again since
-  }
+  skip_stale(resends_);
   Send o{Time::max(), kNone};
   if (first_ < nxt_) o = {at(first_).sent, first_};
   // A NIC sends one packet per serialization time, so two sends of one PDC never share a time;
@@ -138,6 +172,13 @@ PdsScoreboard::Send PdsScoreboard::oldest(bool* first) {
     if (first != nullptr) *first = false;
   } else if (first != nullptr) {
     *first = o.psn != kNone;
+  }
+  for (Ring<Send>& f : deeper_) {  // backoff only
+    skip_stale(f);
+    if (!f.empty() && f.front().at < o.at) {
+      o = f.front();
+      if (first != nullptr) *first = false;
+    }
   }
   return o;
 }

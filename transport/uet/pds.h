@@ -14,6 +14,10 @@
 //    moves forward (a PSN acknowledged or queued never has its first send outstanding again);
 //  - resends are kept in a FIFO of (time, PSN): times only grow, so the front is the oldest
 //    once stale entries (acknowledged or resent since) are skipped.
+// With RTO backoff (UE spec 1.0 §3.5: RTO = RTO_INIT x 2^retry, REFERENCE.md §4.2) the k-th
+// resend of a PSN times out after rto x 2^min(k, cap): resends of one retry level share one
+// FIFO, still in time order, so the earliest deadline is the least of 1 + cap fronts. Without
+// backoff (uet-htsim's fixed RTO) every resend is in one FIFO, as every send waits one rto.
 // A slot is 16 bytes (state, send count, entropy, payload, send time): the frame bytes are the
 // framing function of the payload, not stored. No per-packet allocation: the slot ring and the
 // resend FIFO allocate on first use and grow to the largest window (docs/PERFORMANCE.md).
@@ -28,6 +32,7 @@
 #include <queue>       // retransmission queue
 #include <vector>      // its storage
 
+#include "core/assert.h"
 #include "core/ring.h"  // per-PSN state
 #include "core/units.h"
 #include "transport/selective_repeat.h"
@@ -82,16 +87,29 @@ class PdsScoreboard {
   /// ROD: the receiver expects `psn` and dropped what followed: every outstanding PSN from
   /// `psn` on is queued again (go-back-N). Returns how many were queued.
   uint64_t rewind(uint64_t psn);
-  /// Queues every outstanding PSN sent at or before `now - rto`, appending each to `*expired`
-  /// (oldest first); returns how many.
+  /// RTO backoff: a PSN's k-th resend times out after rto x 2^min(k, max_exponent); 0 (the
+  /// default) = every send after one rto. Set before the first send.
+  void set_backoff(uint8_t max_exponent) {
+    FABSIM_ASSERT(nxt_ == 0 && max_exponent <= kMaxBackoff);
+    backoff_ = max_exponent;
+    deeper_.resize(max_exponent > 1 ? max_exponent - 1U : 0U);
+  }
+  static constexpr uint8_t kMaxBackoff = 16;
+  /// Queues every outstanding PSN whose timeout (its latest send + its rto, see set_backoff)
+  /// is at or before `now`, appending each to `*expired` (earliest timeout first); returns how
+  /// many.
   uint64_t expire(Time now, Time rto, std::vector<uint64_t>* expired);
+  /// When the earliest outstanding PSN times out with base timeout `rto` (Time::max() if
+  /// nothing is outstanding).
+  Time deadline(Time rto) { return earliest(rto).due; }
 
   /// The lowest PSN queued for retransmission (kNone if none); pop_retransmit() takes it.
   uint64_t next_retransmit() const;
   uint64_t pop_retransmit();
   bool has_retransmit() const { return next_retransmit() != kNone; }
 
-  /// The send time of the oldest outstanding PSN (Time::max() if none).
+  /// The send time of the oldest outstanding PSN (Time::max() if none; with backoff it need
+  /// not be the first to time out: see deadline()).
   Time oldest_outstanding() { return oldest().at; }
 
   uint64_t una() const { return una_; }
@@ -118,6 +136,21 @@ class PdsScoreboard {
   /// The oldest outstanding send ({Time::max(), kNone} if none); `first` tells which candidate
   /// it is (the cursor's first send, else the resend FIFO's front).
   Send oldest(bool* first = nullptr);
+  /// The outstanding PSN that times out first, and the FIFO it heads (null: the cursor's first
+  /// send).
+  struct Due {
+    Time due = Time::max();
+    uint64_t psn = kNone;
+    Ring<Send>* fifo = nullptr;
+  };
+  Due earliest(Time rto);
+  /// The resend FIFO of a PSN sent `sends` times (>= 2).
+  Ring<Send>& resend_fifo(uint8_t sends) {
+    const unsigned level = sends - 1U < backoff_ ? sends - 1U : backoff_;
+    return level <= 1 ? resends_ : deeper_[level - 2];
+  }
+  /// Drops the front entries of `f` that no longer stand for an outstanding send.
+  void skip_stale(Ring<Send>& f);
 
   uint64_t una_ = 0;
   uint64_t nxt_ = 0;
@@ -128,7 +161,10 @@ class PdsScoreboard {
   int64_t header_;
   int64_t min_frame_;
   Ring<Slot> slots_;    // slots_[i]: PSN una_ + i
-  Ring<Send> resends_;  // every resend in time order (stale entries skipped lazily)
+  Ring<Send> resends_;  // resends in time order (of retry level 1 with backoff; stale entries
+                        // skipped lazily)
+  std::vector<Ring<Send>> deeper_;  // backoff: resends of retry level 2 + i
+  uint8_t backoff_ = 0;
   // Queued PSNs, lowest first; an entry whose PSN was acknowledged meanwhile is skipped.
   mutable std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> rtx_;
 };

@@ -55,6 +55,10 @@ struct UetConfig {
   /// Retransmission timeout (0 = 15 us + 6 x one BDP of queue at the NIC rate, uet-htsim's
   /// rule, REFERENCE.md §9.3.3).
   Time rto;
+  /// RTO backoff (UE spec 1.0: RTO = RTO_INIT x 2^retry, REFERENCE.md §4.2): a PSN's k-th
+  /// resend times out after rto x 2^min(k, rto_backoff). 0 = a fixed RTO for every send, as
+  /// uet-htsim. The cap is [UNVERIFIED]: the spec leaves the retry limit to the implementation.
+  uint8_t rto_backoff = 0;
   /// Most frame bytes in flight per PDC (0 = 1.5 x BDP, NSCC's maxwnd, REFERENCE.md §4.5), unless
   /// inflight_cap lifts it; a window-based CC's window applies as well. Also receiver credit's
   /// ceiling and speculative window, and the PSN range's base.
