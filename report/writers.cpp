@@ -365,8 +365,13 @@ std::string summary_table(const RunResult& r) {
   out += fmt::format("scenario {}  seed {}  transport {}  topology {}\n", r.name, r.seed,
                      r.transport_kind, r.topology_line);
   if (!r.complete()) {
-    out += fmt::format("INCOMPLETE: {} of {} flows unfinished at {} us, {} senders failed\n",
-                       s.flows - s.completed, s.flows, us(r.end_time), r.failed_senders);
+    // Jobs too: a job in its compute phase at the stop time has no flow yet ("0 of 0 flows").
+    size_t jobs_left = 0;
+    for (const auto& j : r.jobs) jobs_left += j.done ? 0 : 1;
+    const std::string jobs =
+        r.jobs.empty() ? "" : fmt::format(", {} of {} jobs unfinished", jobs_left, r.jobs.size());
+    out += fmt::format("INCOMPLETE: {} of {} flows unfinished{} at {} us, {} senders failed\n",
+                       s.flows - s.completed, s.flows, jobs, us(r.end_time), r.failed_senders);
     if (r.stalled_at != Time::max()) {
       out += fmt::format("  nothing was left to happen after {} us (no packet and no timer: "
                          "nothing recovers what is missing)\n",

@@ -226,5 +226,37 @@ TEST(Robustness, PfcHeadroomThatTakesTheWholeBufferIsAWarning) {
       << full->warnings()[0];
 }
 
+// soak (seed 31, scenario 313): a training job still in its first compute phase at the stop time
+// had no flow yet, and the headline read "INCOMPLETE: 0 of 0 flows unfinished". It now counts
+// the jobs as well.
+TEST(Robustness, TheIncompleteHeadlineCountsUnfinishedJobs) {
+  const std::string toml = R"(
+[simulation]
+stop_time = "2us"
+[topology]
+kind = "single_switch"
+hosts = 4
+[workload]
+kind = "jobs"
+[[workload.jobs]]
+name = "a"
+placement = "block"
+ranks = 4
+[[workload.jobs.ops]]
+type = "allreduce_ring"
+bytes = "1MiB"
+)";
+  fabsim::Run run(load_scenario_text(toml, "jobs.toml"));
+  const RunResult r = execute_checked(run);
+  ASSERT_FALSE(r.all_done);
+  const std::string table = summary_table(r);
+  EXPECT_NE(table.find(", 1 of 1 jobs unfinished at 2.000 us, 0 senders failed"), std::string::npos)
+      << table;
+  // A run of flows only says nothing of jobs.
+  fabsim::Run flows(load_scenario_text(test::two_to_one_toml("", "10MB"), "cut.toml",
+                                       {"simulation.stop_time=\"10us\""}));
+  EXPECT_EQ(summary_table(execute_checked(flows)).find("jobs unfinished"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace fabsim
