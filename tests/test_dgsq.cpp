@@ -40,6 +40,48 @@ bytes = "4MB"
 
 const std::vector<std::string> kDgsq = {"fabric.kind=gse", "fabric.gse.dgsq=true"};
 
+// Every window of `window` from a grant at index `from` on holds at most `rate` x window plus one
+// quantum of the grants in `trace`.
+void expect_grants_within(const std::vector<GseDgsq::GrantRecord>& trace, size_t from, Time window,
+                          Rate rate, int64_t quantum) {
+  size_t j = from;
+  int64_t in_window = 0;
+  for (size_t i = from; i < trace.size(); ++i) {
+    while (j < trace.size() && trace[j].at < trace[i].at + window) in_window += trace[j++].bytes;
+    EXPECT_LE(in_window, bytes_in(window, rate) + quantum) << "window from " << trace[i].at.ps();
+    in_window -= trace[i].bytes;
+  }
+}
+
+// Two incasts of four senders each into hosts 0 and 1 of leaf 0 (hosts 8-11 and 16-19, on
+// leaves 1 and 2), through the one spine; `extra` adds tables.
+std::string two_incasts_into_leaf0(const std::string& uplink_rate, const std::string& extra) {
+  std::string toml = fmt::format(R"(
+[topology]
+kind = "leaf_spine"
+servers = 3
+gpus_per_server = 8
+spines = 1
+uplink_rate = "{}"
+[transport]
+kind = "roce"
+[workload]
+kind = "flows"
+{})",
+                                 uplink_rate, extra);
+  for (int i = 0; i < 4; ++i) {
+    toml += fmt::format("[[workload.flows]]\nsrc = {}\ndst = 0\nbytes = \"2MB\"\n", 8 + i);
+    toml += fmt::format("[[workload.flows]]\nsrc = {}\ndst = 1\nbytes = \"2MB\"\n", 16 + i);
+  }
+  return toml;
+}
+
+// The bound on a port's queue when grants reach it at its rate (docs/gse.md): only the spread
+// of grant-to-data delays overlaps, C x (4 link delays + 4 frames) + 2 quanta + 1 frame.
+int64_t granted_queue_bound(Rate c) {
+  return bytes_in(1_us * 4 + serialization_delay(4 * 4194, c), c) + 2 * 16384 + 4194;
+}
+
 TEST(Dgsq, GrantsNeverOutrunTheEgressPort) {
   auto cfg = load_scenario_text(incast31("roce"), "dgsq.toml", kDgsq);
   cfg.fabric.as<GseConfig>().record_grants = true;
@@ -53,13 +95,7 @@ TEST(Dgsq, GrantsNeverOutrunTheEgressPort) {
   const Rate granted(static_cast<int64_t>(100e9 * cfg.fabric.as<GseConfig>().grant_rate));
   const Time period = serialization_delay(q, granted);
   const Time window = period + period;  // one grant period plus one quantum's time
-  size_t j = 0;
-  int64_t in_window = 0;
-  for (size_t i = 0; i < trace.size(); ++i) {
-    while (j < trace.size() && trace[j].at < trace[i].at + window) in_window += trace[j++].bytes;
-    EXPECT_LE(in_window, bytes_in(window, granted) + q) << "window from " << trace[i].at.ps();
-    in_window -= trace[i].bytes;
-  }
+  expect_grants_within(trace, 0, window, granted, q);
 }
 
 TEST(Dgsq, IncastIsLosslessWithLocalPfcOnlyAndABoundedEgressQueue) {
@@ -96,22 +132,7 @@ TEST(Dgsq, IncastIsLosslessWithLocalPfcOnlyAndABoundedEgressQueue) {
 TEST(Dgsq, TransitCapsKeepASharedSpineDownlinkBounded) {
   // Two incasts into hosts 0 and 1 of leaf 0, whose only spine downlink is 100G: each port
   // alone would grant 97G, 194G in all.
-  std::string toml = R"(
-[topology]
-kind = "leaf_spine"
-servers = 3
-gpus_per_server = 8
-spines = 1
-uplink_rate = "100Gbps"
-[transport]
-kind = "roce"
-[workload]
-kind = "flows"
-)";
-  for (int i = 0; i < 4; ++i) {
-    toml += fmt::format("[[workload.flows]]\nsrc = {}\ndst = 0\nbytes = \"2MB\"\n", 8 + i);
-    toml += fmt::format("[[workload.flows]]\nsrc = {}\ndst = 1\nbytes = \"2MB\"\n", 16 + i);
-  }
+  const std::string toml = two_incasts_into_leaf0("100Gbps", "");
   auto peak_downlink = [&](bool caps, RunResult* out) {
     auto sets = kDgsq;
     sets.push_back(caps ? "fabric.gse.transit_caps=true" : "fabric.gse.transit_caps=false");
@@ -126,10 +147,8 @@ kind = "flows"
   RunResult uncapped;
   const int64_t with = peak_downlink(true, &capped);
   const int64_t without = peak_downlink(false, &uncapped);
-  // Bound, as for one egress port: grants into the leaf arrive at the downlink's rate, so only
-  // the spread of grant-to-data delays overlaps: C x (4 link delays + 4 frames) + 2 quanta + 1.
-  const int64_t bound =
-      bytes_in(1_us * 4 + serialization_delay(4 * 4194, 100_Gbps), 100_Gbps) + 2 * 16384 + 4194;
+  // Bound, as for one egress port: grants into the leaf arrive at the downlink's rate.
+  const int64_t bound = granted_queue_bound(100_Gbps);
   EXPECT_LE(with, bound);
   EXPECT_EQ(capped.fabric["pfc_in_fabric"].get<uint64_t>(), 0U);
   EXPECT_EQ(capped.totals.drops, 0U);
@@ -149,29 +168,14 @@ kind = "flows"
 // the old rate before the notice. A budget kept at the built 400G (as before rate notices)
 // grants the 194G both ports ask for, and that queue grows without bound.
 TEST(Dgsq, ADegradedSpineLinkShrinksTheTransitBudgetAfterItsRateNotice) {
-  std::string toml = R"(
-[topology]
-kind = "leaf_spine"
-servers = 3
-gpus_per_server = 8
-spines = 1
-uplink_rate = "400Gbps"
-[transport]
-kind = "roce"
-[workload]
-kind = "flows"
-[faults]
+  const std::string toml = two_incasts_into_leaf0("400Gbps", R"([faults]
 [[faults.events]]
 link = "leaf0-spine0"
 action = "degrade"
 at = "20us"
 rate_factor = 0.25
 direction = "down"
-)";
-  for (int i = 0; i < 4; ++i) {
-    toml += fmt::format("[[workload.flows]]\nsrc = {}\ndst = 0\nbytes = \"2MB\"\n", 8 + i);
-    toml += fmt::format("[[workload.flows]]\nsrc = {}\ndst = 1\nbytes = \"2MB\"\n", 16 + i);
-  }
+)");
   auto cfg = load_scenario_text(toml, "degrade.toml", kDgsq);
   cfg.fabric.as<GseConfig>().record_grants = true;
   const GseConfig& g = cfg.fabric.as<GseConfig>();
@@ -193,21 +197,13 @@ direction = "down"
   size_t first = 0;
   while (first < trace.size() && trace[first].at < notice) ++first;
   ASSERT_GT(trace.size() - first, 100U);
-  size_t j = first;
-  int64_t in_window = 0;
-  for (size_t i = first; i < trace.size(); ++i) {
-    while (j < trace.size() && trace[j].at < trace[i].at + window) in_window += trace[j++].bytes;
-    EXPECT_LE(in_window, bytes_in(window, budget) + g.grant_quantum)
-        << "window from " << trace[i].at.ps();
-    in_window -= trace[i].bytes;
-  }
+  expect_grants_within(trace, first, window, budget, g.grant_quantum);
   // The spine's queue towards leaf 0: the capped bound at 100G, plus the bytes granted at the
   // old budget (2 x 97G) in excess of 100G for a detect and one request-grant loop (4 link
   // delays) after the fault.
   const auto& spine = run.network().sw(topo.top_tier()[0]);
   const int64_t peak = spine.port(0).counters().peak_queue_bytes;
-  const int64_t capped =
-      bytes_in(1_us * 4 + serialization_delay(4 * 4194, 100_Gbps), 100_Gbps) + 2 * 16384 + 4194;
+  const int64_t capped = granted_queue_bound(100_Gbps);
   const int64_t before_notice = bytes_in(g.detect + 1_us * 4, 94_Gbps);
   EXPECT_LE(peak, capped + before_notice);
   std::printf("[ figures ] degraded spine downlink: peak queue %lld B (bound %lld + %lld)\n",
