@@ -6,17 +6,20 @@
 // Sender (`PdsScoreboard`): every PSN in [una, nxt) is outstanding, acknowledged, or queued for
 // retransmission. An ACK carries the cumulative point CACK (every PSN below it arrived) and a
 // 64-bit SACK bitmap from a base PSN; a NACK names one PSN (a trimmed packet, or under ROD the
-// PSN the receiver expects); a timeout expires the outstanding PSNs sent at least one RTO ago.
-// Retransmissions go before new data, lowest PSN first. The oldest outstanding send time (for
-// the RTO timer) is the older of two candidates, both found without a search:
+// PSN the receiver expects); a timeout expires the outstanding PSNs whose timeout has come (one
+// RTO after their latest send, or more with backoff, below). Retransmissions go before new
+// data, lowest PSN first. Without backoff the RTO timer's deadline is the oldest outstanding
+// send time plus the RTO, the older of two candidates, both found without a search:
 //  - first sends go out in PSN order at increasing times, so the oldest first send still
 //    outstanding is the lowest PSN sent once and still outstanding; a cursor finds it and only
 //    moves forward (a PSN acknowledged or queued never has its first send outstanding again);
 //  - resends are kept in a FIFO of (time, PSN): times only grow, so the front is the oldest
 //    once stale entries (acknowledged or resent since) are skipped.
 // With RTO backoff (UE spec 1.0 §3.5: RTO = RTO_INIT x 2^retry, REFERENCE.md §4.2) the k-th
-// resend of a PSN times out after rto x 2^min(k, cap): resends of one retry level share one
-// FIFO, still in time order, so the earliest deadline is the least of 1 + cap fronts. Without
+// resend of a PSN (NACK-, trim- or timeout-driven alike) times out after rto x 2^min(k, cap):
+// resends of one retry level share one FIFO, still in time order, so the earliest deadline
+// (deadline()) is the least of the cursor's and cap FIFO fronts'. A send can then be due before
+// the timer's deadline, so the sender re-arms it on a send due earlier. Without
 // backoff (uet-htsim's fixed RTO) every resend is in one FIFO, as every send waits one rto.
 // A slot is 16 bytes (state, send count, entropy, payload, send time): the frame bytes are the
 // framing function of the payload, not stored. No per-packet allocation: the slot ring and the

@@ -290,7 +290,10 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
           sb_.nxt() - sb_.una() >= t_.window_packets_ || (credit_ && !credit_->can_send())) {
         p->flags |= kAckRequest;
       }
-      if (!rto_timer_.armed()) arm_rto();
+      // With backoff a send can be due before the armed deadline (a backed-off resend's):
+      // a send is due no sooner than one rto from now, so re-arm only if that is earlier.
+      // Without backoff the armed deadline is never later than now + rto.
+      if (!rto_timer_.armed() || now + t_.rto_ < rto_timer_.when()) arm_rto();
     }
     t_.flows_.sent(m.flow, *p, now, resend);
     if (mode_ == PdsMode::kUud && last) messages_.pop_front();  // nothing will acknowledge it
