@@ -51,25 +51,36 @@ Run::Run(ScenarioConfig cfg) : cfg_(std::move(cfg)), sim_(cfg_.seed), net_(sim_)
   for (const std::string& w : sim_.warnings()) warnings_.push_back(cfg_.file + ": " + w);
 }
 
-// A switch whose PFC headroom and reserves take its whole buffer (many ports, long or fast
-// links, a small buffer): lossy classes find no room at all and the shared pool a lossless class
-// pauses on is empty, so every lossless packet beyond the reserve pauses its sender. The model
-// runs it (each port still gets its headroom) but the buffer it holds can exceed
-// network.buffer.size. A warning: the soak and studies of PFC pathologies run it on purpose.
+// A switch whose PFC headroom takes its whole buffer (many ports, long or fast links, a small
+// buffer): a lossy class's admission subtracts the headroom from the buffer, so lossy traffic
+// finds no room at all. With the dynamic threshold, headroom and reserves that take it all leave
+// the free buffer the XOFF threshold scales at 0, so every lossless packet past the reserve
+// pauses its sender. (A static threshold does not look at the buffer size: lossless traffic
+// then runs as with a larger buffer.) The model runs either (each port still gets its
+// headroom), but the buffer it holds can exceed network.buffer.size. A warning: the soak and
+// studies of PFC pathologies run it on purpose.
 void Run::check_buffers() {
-  if (!cfg_.network.sw.pfc.enabled) return;
+  const PfcConfig& pfc = cfg_.network.sw.pfc;
+  if (!pfc.enabled) return;
   for (size_t i = 0; i < net_.switch_count(); ++i) {
     const Switch& sw = net_.sw(i);
-    const int64_t aside = sw.total_headroom() + sw.total_reserve();
-    if (aside < sw.buffer_bytes()) continue;
-    const int classes = std::popcount(static_cast<unsigned>(cfg_.network.sw.pfc.lossless_mask));
+    const int64_t size = sw.buffer_bytes();
+    const bool lossy_starves = sw.total_headroom() >= size;
+    const bool lossless_pauses =
+        pfc.mode == PfcThreshold::kDynamic && sw.total_headroom() + sw.total_reserve() >= size;
+    if (!lossy_starves && !lossless_pauses) continue;
+    const int classes = std::popcount(static_cast<unsigned>(pfc.lossless_mask));
+    const char* what = lossy_starves && lossless_pauses
+                           ? "lossy traffic finds no buffer, and every lossless packet past the "
+                             "reserve pauses its sender"
+                       : lossy_starves ? "lossy traffic finds no buffer"
+                                       : "the dynamic XOFF threshold is 0, so every lossless "
+                                         "packet past the reserve pauses its sender";
     sim_.warn(fmt::format(
-        "key 'network.buffer.size': {} B is no more than what switch {} sets aside: PFC "
-        "headroom {} B ({} ports x {} lossless class{}, network.pfc.headroom) and reserve {} B; "
-        "lossy traffic finds no buffer and every lossless packet past the reserve pauses its "
-        "sender",
-        sw.buffer_bytes(), sw.name(), sw.total_headroom(), sw.port_count(), classes,
-        classes == 1 ? "" : "es", sw.total_reserve()));
+        "key 'network.buffer.size': {} B, of which switch {} sets aside PFC headroom {} B ({} "
+        "ports x {} lossless class{}, network.pfc.headroom) and reserve {} B: {}",
+        size, sw.name(), sw.total_headroom(), sw.port_count(), classes, classes == 1 ? "" : "es",
+        sw.total_reserve(), what));
     return;  // one switch names the problem
   }
 }

@@ -159,7 +159,8 @@ void load_loss(Section& l, bool has_top, double top, NetworkConfig& n) {
 }
 
 // A switch holding XOFF renews it every half pause (quanta x 512 bit times / 2), but never
-// faster than pause frames (64 B + preamble and gap) fit on the link (net/switch.cpp
+// faster than pause frames ((64 B + preamble and gap) x 8: 672 bits, 512 without framing) fit
+// on the link (net/switch.cpp
 // refresh_after), and pause frames go at strict priority. Short pauses make the renewals a
 // large share of the port's link for as long as XOFF holds: above half of it, a warning
 // (soak seed 9 no. 1486, pause_quanta = 1: pause frames back to back on every link, 15 data

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>  // tables
 
-#include <algorithm>  // sort
+#include <algorithm>  // sort, find
 #include <atomic>     // work counter
 #include <exception>  // errors of a case, rethrown
 #include <map>        // grouping by case
@@ -103,6 +103,7 @@ run_sweep(const ScenarioConfig& cfg, unsigned threads, bool keep_results,
     c.all_done = r.all_done;
     c.complete = r.complete();
     if (!r.conserved()) c.ledger_violation = conservation_violation(r);
+    c.warnings = r.warnings;
     c.events = r.events;
     c.wall_seconds = r.wall_seconds;
     if (keep_results) c.result = std::move(r);
@@ -222,6 +223,16 @@ std::string sweep_rows_csv(const std::vector<SweepRow>& rows) {
   return out;
 }
 
+std::vector<std::string> sweep_warnings(const std::vector<SweepCase>& cases) {
+  std::vector<std::string> out;
+  for (const auto& c : cases) {
+    for (const auto& w : c.warnings) {
+      if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+    }
+  }
+  return out;
+}
+
 nlohmann::ordered_json sweep_json(const ScenarioConfig& cfg, const std::vector<SweepRow>& rows,
                                   const std::vector<SweepCase>& cases, const std::string& reason) {
   nlohmann::ordered_json j;
@@ -236,6 +247,7 @@ nlohmann::ordered_json sweep_json(const ScenarioConfig& cfg, const std::vector<S
                         {"not_started", n[2]}};
   }
   j["scenario"] = cfg.effective;
+  if (const auto w = sweep_warnings(cases); !w.empty()) j["warnings"] = w;
   auto jr = nlohmann::ordered_json::array();
   for (const auto& r : rows) {
     auto sp = [](const Spread& s) {

@@ -29,11 +29,16 @@ struct SweepCase {
   bool all_done = false;
   bool complete = false;         // all done and no sender failed
   std::string ledger_violation;  // "" when the conservation ledger balanced (RunResult::conserved)
+  std::vector<std::string> warnings;  // found when the case's run was built (Run::warnings)
   uint64_t events = 0;
   double wall_seconds = 0;
   CaseStatus status = CaseStatus::kDone;
   RunResult result;  // full result (kept only when asked for)
 };
+
+/// The distinct warnings of `cases`, in the order first found (cases of one scenario mostly
+/// share them).
+std::vector<std::string> sweep_warnings(const std::vector<SweepCase>& cases);
 
 /// Whether every case ran to its end (none interrupted or left out).
 bool all_cases_ran(const std::vector<SweepCase>& cases);

@@ -13,6 +13,7 @@
 #include "report/writers.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
+#include "scenario/sweep.h"
 #include "transport/uet/uet.h"
 
 namespace fabsim {
@@ -202,28 +203,46 @@ TEST(Robustness, AnRtoShorterThanAFullWindowsRoundTripIsAWarning) {
 // soak (seed 9, scenario 281): a 64 KiB buffer on a switch with 4 ports of ~27 KB PFC headroom
 // each: the headroom took the whole buffer, every lossy frame was dropped (23,088 of them) and
 // nothing arrived in 5 ms, without a word. The switch now warns, at exactly the buffer that is no
-// more than headroom and reserve.
+// more than the headroom (lossy traffic starves), or, with the dynamic threshold, no more than
+// headroom and reserve (lossless traffic pauses at once). A static threshold does not look at
+// the buffer, so only the lossy part is said.
 TEST(Robustness, PfcHeadroomThatTakesTheWholeBufferIsAWarning) {
-  const std::string pfc = "[network.pfc]\nenabled = true\nheadroom = \"64KiB\"\n";
-  auto build = [&](int64_t buffer) {
+  auto build = [](int64_t buffer, const char* threshold) {
     std::string toml = test::two_to_one_toml("", "100kB");
+    const std::string pfc = fmt::format(
+        "[network.pfc]\nenabled = true\nheadroom = \"64KiB\"\nthreshold = \"{}\"\nxoff = "
+        "\"32KiB\"\nxon = \"16KiB\"\n[network.buffer]\nreserve = \"4KiB\"\n",
+        threshold);
     toml.replace(toml.find("[network.pfc]\nenabled = false\n"), 30, pfc);
     return std::make_unique<fabsim::Run>(
         load_scenario_text(toml, "buf.toml", {fmt::format("network.buffer.size=\"{}B\"", buffer)}));
   };
-  const auto probe = build(int64_t{1} << 30);
+  const auto probe = build(int64_t{1} << 30, "dynamic");
   EXPECT_TRUE(probe->warnings().empty());
   const Switch& sw = probe->network().sw(0);
   EXPECT_EQ(sw.total_headroom(), 3 * 65536);  // 3 ports x 1 lossless class (3)
-  const int64_t aside = sw.total_headroom() + sw.total_reserve();
-  EXPECT_TRUE(build(aside + 1)->warnings().empty());
-  const auto full = build(aside);
-  ASSERT_EQ(full->warnings().size(), 1U);
-  EXPECT_EQ(full->warnings()[0].rfind("buf.toml: key 'network.buffer.size': ", 0), 0U)
-      << full->warnings()[0];
-  EXPECT_NE(full->warnings()[0].find("PFC headroom 196608 B (3 ports x 1 lossless class,"),
+  EXPECT_EQ(sw.total_reserve(), 3 * 4096);
+  const int64_t headroom = sw.total_headroom();
+  const int64_t aside = headroom + sw.total_reserve();
+  EXPECT_TRUE(build(aside + 1, "dynamic")->warnings().empty());
+  const auto pauses = build(aside, "dynamic");
+  ASSERT_EQ(pauses->warnings().size(), 1U);
+  const std::string& w = pauses->warnings()[0];
+  EXPECT_EQ(w.rfind("buf.toml: key 'network.buffer.size': ", 0), 0U) << w;
+  EXPECT_NE(w.find("PFC headroom 196608 B (3 ports x 1 lossless class,"), std::string::npos) << w;
+  EXPECT_NE(w.find("the dynamic XOFF threshold is 0"), std::string::npos) << w;
+  EXPECT_EQ(w.find("lossy"), std::string::npos) << w;  // lossy frames still find room
+  const auto both = build(headroom, "dynamic");
+  ASSERT_EQ(both->warnings().size(), 1U);
+  EXPECT_NE(both->warnings()[0].find("lossy traffic finds no buffer, and every lossless"),
             std::string::npos)
-      << full->warnings()[0];
+      << both->warnings()[0];
+  // Static thresholds: only a buffer the headroom takes is said, and only for lossy traffic.
+  EXPECT_TRUE(build(aside, "static")->warnings().empty());
+  const auto lossy = build(headroom, "static");
+  ASSERT_EQ(lossy->warnings().size(), 1U);
+  EXPECT_NE(lossy->warnings()[0].find(": lossy traffic finds no buffer"), std::string::npos);
+  EXPECT_EQ(lossy->warnings()[0].find("pauses"), std::string::npos) << lossy->warnings()[0];
 }
 
 // soak (seed 31, scenario 313): a training job still in its first compute phase at the stop time
@@ -256,6 +275,42 @@ bytes = "1MiB"
   fabsim::Run flows(load_scenario_text(test::two_to_one_toml("", "10MB"), "cut.toml",
                                        {"simulation.stop_time=\"10us\""}));
   EXPECT_EQ(summary_table(execute_checked(flows)).find("jobs unfinished"), std::string::npos);
+}
+
+// A sweep builds a run per case: the build-time warnings are gathered once per distinct text
+// (review: sweeps dropped them), and the sweep's summary lists them.
+TEST(Robustness, ASweepGathersItsCasesWarningsOnce) {
+  const std::string toml = R"(
+[topology]
+kind = "single_switch"
+hosts = 3
+[network.pfc]
+enabled = true
+headroom = "64KiB"
+[network.buffer]
+size = "64KiB"
+[workload]
+kind = "jobs"
+[[workload.jobs]]
+placement = "block"
+ranks = 3
+[[workload.jobs.ops]]
+type = "alltoall"
+bytes = "$size"
+[sweep]
+sizes = ["16KiB", "32KiB"]
+seeds = [1, 2]
+)";
+  const auto cfg = load_scenario_text(toml, "sweep.toml");
+  const auto cases = run_sweep_checked(cfg, 1, false, {});
+  ASSERT_EQ(cases.size(), 4U);
+  for (const auto& c : cases) EXPECT_EQ(c.warnings.size(), 1U);
+  const auto w = sweep_warnings(cases);
+  ASSERT_EQ(w.size(), 1U);
+  EXPECT_NE(w[0].find("key 'network.buffer.size'"), std::string::npos) << w[0];
+  const auto j = sweep_json(cfg, aggregate(cases), cases, "");
+  ASSERT_TRUE(j.contains("warnings"));
+  EXPECT_EQ(j["warnings"][0], w[0]);
 }
 
 }  // namespace

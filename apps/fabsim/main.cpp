@@ -274,6 +274,8 @@ int sweep_command(ScenarioConfig cfg, const std::string& out_arg, unsigned threa
                      c.jobs.max_jct.us_f(), c.wall_seconds);
       },
       &g_stop);
+  for (const auto& w : sweep_warnings(cases))
+    std::fprintf(stderr, "fabsim: warning: %s\n", w.c_str());
   const bool interrupted = !all_cases_ran(cases);
   const std::string reason = interrupted ? signal_name(g_stop.load()) : "";
   const auto rows = aggregate(cases);
@@ -384,6 +386,8 @@ int compare_command(const std::vector<std::string>& files, const std::vector<std
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::fprintf(stderr, "%s[fabsim] %s: %zu cases, %.1f s wall\n", tty ? "\r" : "",
                  col.name.c_str(), col.cases.size(), wall);
+    for (const auto& w : sweep_warnings(col.cases))
+      std::fprintf(stderr, "fabsim: warning: %s\n", w.c_str());
     if (!all_cases_ran(col.cases)) {
       reason = signal_name(g_stop.load());
       std::fprintf(stderr, "fabsim: %s: interrupted by %s: %s\n", col.name.c_str(), reason.c_str(),
