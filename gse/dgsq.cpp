@@ -45,8 +45,11 @@ Rate GseDgsq::transit_rate() const {
 // 2.7 % of a k = 8 fat tree AllToAll's JCT; docs/gse.md.)
 Time GseDgsq::transit_burst(Rate transit) const {
   if (link_rate_.bps() <= 0) return {};
-  const int64_t links =
-      std::max<int64_t>(1, (transit_capacity().bps() + link_rate_.bps() / 2) / link_rate_.bps());
+  // GSOS counts the usable links (a degraded one still counts); without it, the capacity in
+  // links of the built rate.
+  const int64_t links = std::max<int64_t>(
+      1, gsos_ != nullptr ? gsos_->ingress_links(gsos_->tor_index(sw_.id()))
+                          : (transit_capacity().bps() + link_rate_.bps() / 2) / link_rate_.bps());
   return serialization_delay(quantum(), transit) * (links - 1);
 }
 

@@ -56,6 +56,7 @@ Gsos::Gsos(Simulation& sim, Network& net, const TopologyInfo& topo, const GseCon
   unusable_.assign(switches, 0);
   reach_.assign(switches, nullptr);
   ingress_capacity_.assign(topo.tors.size(), Rate());
+  ingress_links_.assign(topo.tors.size(), 0);
   known_down_rate_.reserve(cables);
   for (const Cable& c : topo.cables) known_down_rate_.push_back(c.down->config().rate);
   for (size_t sw = 0; sw < switches; ++sw) recompute(static_cast<uint32_t>(sw));
@@ -78,10 +79,14 @@ void Gsos::recompute(uint32_t sw) {
   const uint32_t t = topo_.tor_index[sw];
   if (t == kNotTor) return;
   int64_t bps = 0;
+  int64_t links = 0;
   for (uint32_t c : topo_.up_cables[sw]) {
-    if (view_[sw][c] != 0) bps += known_down_rate_[c].bps();
+    if (view_[sw][c] == 0) continue;
+    bps += known_down_rate_[c].bps();
+    ++links;
   }
   ingress_capacity_[t] = Rate(bps);
+  ingress_links_[t] = links;
 }
 
 // A port is usable towards `dst` if it is a host port, or its cable is usable in this view and
@@ -144,7 +149,7 @@ void Gsos::apply(const Notice& n) {
   if (n.rate) {
     ++stats_.rate_notices;
     const Cable& c = topo_.cables[n.cable];
-    if (n.sw == c.lower) known_down_rate_[n.cable] = c.down->config().rate;
+    if (n.sw == c.lower) known_down_rate_[n.cable] = n.down_rate;
     recompute(n.sw);
     return;
   }
@@ -175,7 +180,8 @@ void Gsos::on_cable_state(uint32_t cable, bool alive) {
 void Gsos::on_cable_rate(uint32_t cable) {
   const Cable& c = topo_.cables[cable];
   for (uint32_t end : {c.lower, c.upper}) {
-    notices_.push_back({end, cable, true, true});
+    // The rate as of now: a second change within `detect` has its own notice.
+    notices_.push_back({end, cable, true, true, c.down->config().rate});
     sim_.schedule(sim_.now() + cfg_.detect, this, static_cast<uint32_t>(notices_.size() - 1));
   }
 }

@@ -73,6 +73,8 @@ class Gsos : public FaultListener, public EventTarget {
   Time known_at(uint32_t sw, uint32_t cable) const { return known_at_[sw][cable]; }
   /// Rate of the links from the tier above into ToR `tor` that the ToR knows to be usable.
   Rate ingress_capacity(uint32_t tor) const { return ingress_capacity_[tor]; }
+  /// How many links from the tier above into ToR `tor` the ToR knows to be usable.
+  int64_t ingress_links(uint32_t tor) const { return ingress_links_[tor]; }
   bool failing(uint32_t cable) const { return failing_[cable] != 0; }
 
   // Back-pressure.
@@ -108,6 +110,7 @@ class Gsos : public FaultListener, public EventTarget {
     uint32_t cable;
     bool usable;
     bool rate = false;  // a rate change (usable unchanged)
+    Rate down_rate;     // with `rate`: the upper -> lower rate the change set
   };
   struct Snapshot {
     Time at;
@@ -137,6 +140,7 @@ class Gsos : public FaultListener, public EventTarget {
   std::vector<std::shared_ptr<const ClosReach>> reach_;
   std::map<std::vector<uint32_t>, std::shared_ptr<const ClosReach>> reach_cache_;
   std::vector<Rate> ingress_capacity_;  // per ToR
+  std::vector<int64_t> ingress_links_;  // per ToR
   // Per cable: the rate of its upper -> lower direction as its lower end knows it (a rate
   // notice updates it; the link itself changes at the fault).
   std::vector<Rate> known_down_rate_;

@@ -211,6 +211,38 @@ direction = "down"
               static_cast<long long>(before_notice));
 }
 
+// A rate notice carries the rate the change set, not the one the link has when the notice
+// lands: two degrades 0.5 us apart, each noticed one detect (1 us) later, give the leaf 100G and
+// then 200G, in that order. The link count stays 1 (a degraded link still counts).
+TEST(Dgsq, EachRateNoticeCarriesTheRateOfItsOwnChange) {
+  const std::string toml = two_incasts_into_leaf0("400Gbps", R"([faults]
+[[faults.events]]
+link = "leaf0-spine0"
+action = "degrade"
+at = "20us"
+rate_factor = 0.25
+direction = "down"
+[[faults.events]]
+link = "leaf0-spine0"
+action = "degrade"
+at = "20.5us"
+rate_factor = 0.5
+direction = "down"
+)");
+  fabsim::Run run(load_scenario_text(toml, "degrade2.toml", kDgsq));
+  const Gsos& gsos = *run.fabric_as<GseFabric>()->gsos();
+  run.sim().run(Time::ns(20900));
+  EXPECT_EQ(gsos.ingress_capacity(0), 400_Gbps);  // neither noticed yet
+  run.sim().run(Time::ns(21200));
+  EXPECT_EQ(gsos.ingress_capacity(0), 100_Gbps);  // the first, though the link runs at 200G
+  EXPECT_EQ(gsos.ingress_links(0), 1);
+  run.sim().run(Time::ns(21700));
+  EXPECT_EQ(gsos.ingress_capacity(0), 200_Gbps);
+  const RunResult r = execute_checked(run);
+  EXPECT_TRUE(r.all_done);
+  EXPECT_EQ(gsos.stats().rate_notices, 4U);
+}
+
 TEST(Dgsq, WeightedGrantsSplitThePortInRatio) {
   // Sources on leaves 1 and 2 (GSP ids 1 and 2) to host 0 on leaf 0, weights 3 : 1.
   const std::string toml = R"(
