@@ -14,6 +14,7 @@
 
 #include "cc/nscc/nscc.h"
 #include "conserved.h"
+#include "core/rng.h"
 #include "helpers.h"
 #include "net/switch.h"
 #include "scenario/runner.h"
@@ -172,6 +173,66 @@ TEST(PdsScoreboard, BackoffDoublesEachResendsTimeoutUpToTheCap) {
   ASSERT_EQ(fixed.pop_retransmit(), 0U);
   fixed.sent(0, 12_us, 900, 0);
   EXPECT_EQ(fixed.deadline(rto), 22_us);
+}
+
+// The deadline, the oldest send and what expire() takes, checked against a scan of every slot
+// after each of a random mix of sends, resends, ACKs with SACK bits, NACKs, rewinds and
+// expiries, with and without backoff (a review's check, kept).
+TEST(PdsScoreboard, DeadlineAndExpireMatchAScanOfEverySlot) {
+  for (int backoff = 0; backoff <= 3; ++backoff) {
+    for (uint64_t seed = 1; seed <= 40; ++seed) {
+      Rng rng(seed, static_cast<uint64_t>(backoff));
+      PdsScoreboard sb(100);
+      sb.set_backoff(static_cast<uint8_t>(backoff));
+      const Time rto = Time::ps(1000 + static_cast<int64_t>(rng.below(3000)));
+      auto due = [&](const PdsScoreboard::Slot& slot) {
+        return slot.sent + rto * (int64_t{1} << std::min<int>(slot.sends - 1, backoff));
+      };
+      Time now;
+      for (int step = 0; step < 1500; ++step) {
+        Time earliest = Time::max();
+        Time oldest = Time::max();
+        for (uint64_t psn = sb.una(); psn < sb.nxt(); ++psn) {
+          const auto* slot = sb.slot(psn);
+          if (slot->state != State::kOutstanding) continue;
+          earliest = std::min(earliest, due(*slot));
+          oldest = std::min(oldest, slot->sent);
+        }
+        ASSERT_EQ(sb.deadline(rto), earliest) << "seed " << seed << " backoff " << backoff;
+        ASSERT_EQ(sb.oldest_outstanding(), oldest);
+        now = now + Time::ps(1 + static_cast<int64_t>(rng.below(400)));
+        const uint64_t op = rng.below(10);
+        const uint64_t span = sb.nxt() - sb.una();
+        if (op <= 2 && span < 48) {
+          sb.sent(sb.nxt(), now, 900, 0);
+        } else if (op <= 4 && sb.has_retransmit()) {
+          sb.sent(sb.pop_retransmit(), now, 900, 0);
+        } else if (op == 5 && span > 0) {
+          const uint64_t cack = sb.una() + (rng.below(3) == 0 ? rng.below(span + 1) : 0);
+          sb.ack(cack, sb.una() + rng.below(span), rng.next() & rng.next());
+        } else if (op == 6 && span > 0) {
+          sb.nack(sb.una() + rng.below(span));
+        } else if (op == 7 && span > 0 && rng.below(8) == 0) {
+          sb.rewind(sb.una() + rng.below(span));
+        } else {
+          std::map<uint64_t, Time> due_now;  // every outstanding PSN due by now
+          for (uint64_t psn = sb.una(); psn < sb.nxt(); ++psn) {
+            const auto* slot = sb.slot(psn);
+            if (slot->state == State::kOutstanding && due(*slot) <= now) due_now[psn] = due(*slot);
+          }
+          std::vector<uint64_t> expired;
+          sb.expire(now, rto, &expired);
+          ASSERT_EQ(expired.size(), due_now.size()) << "seed " << seed << " backoff " << backoff;
+          Time previous;
+          for (const uint64_t psn : expired) {
+            ASSERT_EQ(due_now.count(psn), 1U);
+            ASSERT_GE(due_now[psn], previous);  // in the order they came due
+            previous = due_now[psn];
+          }
+        }
+      }
+    }
+  }
 }
 
 // Frame bytes are the payload plus the headers, padded to the minimum frame.
