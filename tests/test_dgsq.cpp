@@ -76,6 +76,14 @@ kind = "flows"
   return toml;
 }
 
+// A `degrade` fault event on leaf0-spine0's downward direction.
+std::string degrade_leaf0_spine0(const char* at, double factor) {
+  return fmt::format(
+      "[[faults.events]]\nlink = \"leaf0-spine0\"\naction = \"degrade\"\nat = \"{}\"\n"
+      "rate_factor = {}\ndirection = \"down\"\n",
+      at, factor);
+}
+
 // The bound on a port's queue when grants reach it at its rate (docs/gse.md): only the spread
 // of grant-to-data delays overlaps, C x (4 link delays + 4 frames) + 2 quanta + 1 frame.
 int64_t granted_queue_bound(Rate c) {
@@ -168,14 +176,8 @@ TEST(Dgsq, TransitCapsKeepASharedSpineDownlinkBounded) {
 // the old rate before the notice. A budget kept at the built 400G (as before rate notices)
 // grants the 194G both ports ask for, and that queue grows without bound.
 TEST(Dgsq, ADegradedSpineLinkShrinksTheTransitBudgetAfterItsRateNotice) {
-  const std::string toml = two_incasts_into_leaf0("400Gbps", R"([faults]
-[[faults.events]]
-link = "leaf0-spine0"
-action = "degrade"
-at = "20us"
-rate_factor = 0.25
-direction = "down"
-)");
+  const std::string toml =
+      two_incasts_into_leaf0("400Gbps", "[faults]\n" + degrade_leaf0_spine0("20us", 0.25));
   auto cfg = load_scenario_text(toml, "degrade.toml", kDgsq);
   cfg.fabric.as<GseConfig>().record_grants = true;
   const GseConfig& g = cfg.fabric.as<GseConfig>();
@@ -215,20 +217,9 @@ direction = "down"
 // lands: two degrades 0.5 us apart, each noticed one detect (1 us) later, give the leaf 100G and
 // then 200G, in that order. The link count stays 1 (a degraded link still counts).
 TEST(Dgsq, EachRateNoticeCarriesTheRateOfItsOwnChange) {
-  const std::string toml = two_incasts_into_leaf0("400Gbps", R"([faults]
-[[faults.events]]
-link = "leaf0-spine0"
-action = "degrade"
-at = "20us"
-rate_factor = 0.25
-direction = "down"
-[[faults.events]]
-link = "leaf0-spine0"
-action = "degrade"
-at = "20.5us"
-rate_factor = 0.5
-direction = "down"
-)");
+  const std::string toml =
+      two_incasts_into_leaf0("400Gbps", "[faults]\n" + degrade_leaf0_spine0("20us", 0.25) +
+                                            degrade_leaf0_spine0("20.5us", 0.5));
   fabsim::Run run(load_scenario_text(toml, "degrade2.toml", kDgsq));
   const Gsos& gsos = *run.fabric_as<GseFabric>()->gsos();
   run.sim().run(Time::ns(20900));
