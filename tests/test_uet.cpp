@@ -476,7 +476,7 @@ TEST(Uet, IncastWithTrimmingNeedsNoTimer) {
     EXPECT_EQ(counter(r, "timeouts"), 0U) << mode;
     EXPECT_EQ(counter(r, "duplicates"), 0U) << mode;
     // Each trimmed header draws one NACK and nothing else, though a small window sets AR on
-    // most packets: the request is answered when the resend arrives (UE spec, uet-htsim). So
+    // most packets: the request is answered when the resend arrives (UE 1.0.3, uet-htsim). So
     // no more ACKs than data arrivals (RUDI answers each; RUD coalesces).
     EXPECT_EQ(counter(r, "trimmed_nacks"), r.totals.trims) << mode;
     uint64_t arrivals = 0;

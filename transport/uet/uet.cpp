@@ -802,11 +802,13 @@ class UetTransport::PdcReceiver : public Endpoint {
         nack_gap(*p, now);  // a later PSN: the expected one is the gap to go back to
       } else {
         ++t_.counters_.trimmed_nacks;
-        // Only a NACK, even when the packet asked for an ACK (AR): the request is answered when
-        // the packet arrives (UE spec: "ACK as soon as the packet is acknowledged"; REFERENCE.md
-        // §4.2; uet-htsim's UecSink::processTrimmed). The NACK carries the cumulative point,
-        // and the resend's ACK the SACK bits. (Until 2026-11-28 an ACK went with it: 167,429
-        // extra ACKs in the 128:1 incast, 230,149 against htsim's 62,651.)
+        // Only a NACK, even when the packet asked for an ACK (AR): UE 1.0.3 answers a trimmed
+        // packet with a UET_TRIMMED NACK, and its TRIMMED_ACK code (a NACK that also
+        // acknowledged) was removed (REFERENCE.md §4.2, NACK codes); uet-htsim's
+        // UecSink::processTrimmed sends the NACK alone. The NACK carries the cumulative point;
+        // the resend draws the ACK the request asked for, with the SACK bits. (Until 2026-11-28
+        // an ACK went with it: 167,429 extra ACKs in the 128:1 incast, 230,149 against htsim's
+        // 62,651.)
         send_nack(*p, psn, kNackTrimmed);
       }
       sim_.pool().release(p);
