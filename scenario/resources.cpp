@@ -230,8 +230,8 @@ std::string describe_memory(const MemoryEstimate& est, uint64_t limit) {
     out += fmt::format("  {:<28} {:>10}  {}: {}\n", m.what, memory_text(m.bytes), m.key, m.why);
   }
   if (!est.network_exact) {
-    out += "  (network and sampled ports: lower bounds until the topology is built; run checks "
-           "again on the built network)\n";
+    out += "  (network and sampled ports: lower bounds until the topology is built; run and "
+           "validate check again on the built network)\n";
   }
   return out;
 }

@@ -95,5 +95,35 @@ fi
 
 "$fabsim" validate "$tmp/unknown_key.toml" > /dev/null 2>&1 && { echo "FAIL validate accepted a bad file"; fail=$((fail + 1)); } || passed=$((passed + 1))
 
+# Validate builds the scenario without running it: what only the built network refuses is its
+# error too (INT with departure marking, exit 2 naming the key), and what only the built
+# transport finds is its warning (a UET RTO below a window's round trip), as from `run`.
+printf '%s\n' '[network.ecn]' 'mark_at = "departure"' '[transport]' 'kind = "roce"' 'cc = "hpcc"' > "$tmp/int_departure.toml"
+"$fabsim" validate "$tmp/int_departure.toml" > "$tmp/v.stdout" 2> "$tmp/v.stderr"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -qF "key 'network.ecn.mark_at'" "$tmp/v.stderr" && ! grep -q "valid (" "$tmp/v.stdout"; then
+  passed=$((passed + 1))
+else
+  echo "FAIL validate int_departure: rc=$rc"; cat "$tmp/v.stderr"; fail=$((fail + 1))
+fi
+printf '%s\n' '[transport]' 'kind = "uet"' '[transport.uet]' 'rto = "1us"' > "$tmp/uet_short_rto.toml"
+"$fabsim" validate "$tmp/uet_short_rto.toml" > "$tmp/v.stdout" 2> "$tmp/v.stderr"
+rc=$?
+warning="fabsim: warning: $tmp/uet_short_rto.toml: key 'transport.uet.rto'"
+if [ "$rc" -eq 0 ] && grep -qF "$warning" "$tmp/v.stderr" && grep -q ": valid (" "$tmp/v.stdout"; then
+  passed=$((passed + 1))
+else
+  echo "FAIL validate uet_short_rto: rc=$rc"; cat "$tmp/v.stderr"; fail=$((fail + 1))
+fi
+# An external workload starts nothing from the command line: validate refuses it as run does.
+printf '%s\n' '[workload]' 'kind = "external"' > "$tmp/external.toml"
+"$fabsim" validate "$tmp/external.toml" > /dev/null 2> "$tmp/v.stderr"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -qF "workload.kind" "$tmp/v.stderr"; then
+  passed=$((passed + 1))
+else
+  echo "FAIL validate external: rc=$rc"; cat "$tmp/v.stderr"; fail=$((fail + 1))
+fi
+
 echo "$passed passed, $fail failed"
 [ "$fail" -eq 0 ]

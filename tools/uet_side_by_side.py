@@ -175,6 +175,8 @@ def main():
     ap.add_argument("--only", default=",".join(SCENARIOS))
     ap.add_argument("--no-htsim", action="store_true")
     args = ap.parse_args()
+    if not args.no_htsim and not args.htsim:
+        ap.error("--htsim DIR is required unless --no-htsim is given")
     out = pathlib.Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     mats = pathlib.Path(args.matrices).resolve()

@@ -533,16 +533,43 @@ uint64_t memory_limit(const std::string& text) {
   return static_cast<uint64_t>(p.value.count());
 }
 
+// Builds every distinct case of `cfg` (each collective and size of a sweep, at the scenario's
+// seed; seeds do not change what is built) without running it, and returns the warnings the
+// builds found, each once. What only the built network shows (a PFC headroom that takes the
+// buffer, an RTO below a window's round trip, INT with departure marking) is then an error or a
+// warning of `validate` too, not first of `run`.
+std::vector<std::string> build_cases(const ScenarioConfig& cfg) {
+  const auto& sw = cfg.sweep;
+  std::vector<std::string> warnings;
+  const size_t nc = std::max<size_t>(1, sw.collectives.size());
+  const size_t ns = std::max<size_t>(1, sw.sizes.size());
+  for (size_t c = 0; c < nc; ++c) {
+    for (size_t s = 0; s < ns; ++s) {
+      const Run run(instantiate(cfg, sw.collectives.empty() ? nullptr : &sw.collectives[c],
+                                sw.sizes.empty() ? nullptr : &sw.sizes[s], &cfg.seed));
+      for (const auto& w : run.warnings()) {
+        if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) {
+          warnings.push_back(w);
+        }
+      }
+    }
+  }
+  return warnings;
+}
+
 int validate_command(const std::string& file, const std::vector<std::string>& sets,
                      uint64_t max_memory) {
   ScenarioConfig cfg = load_scenario(file, sets);
   print_warnings(cfg);
-  fmt::print("{}: valid ({} hosts, transport {}, workload {})\n", file, cfg.topology.hosts(),
-             cfg.transport.name(), cfg.workload.name());
+  require_traffic(cfg);
   // One case at a time; `run` adds the sweep's cases that run at once (--threads).
   const MemoryEstimate est = estimate_command_memory(cfg, 1, false);
   fmt::print("{}", describe_memory(est, max_memory));
+  std::fflush(stdout);
   check_memory(cfg, est, max_memory);
+  for (const auto& w : build_cases(cfg)) std::fprintf(stderr, "fabsim: warning: %s\n", w.c_str());
+  fmt::print("{}: valid ({} hosts, transport {}, workload {})\n", file, cfg.topology.hosts(),
+             cfg.transport.name(), cfg.workload.name());
   return 0;
 }
 
