@@ -482,7 +482,9 @@ TEST(Uet, IncastWithTrimmingNeedsNoTimer) {
     uint64_t arrivals = 0;
     for (const auto& f : r.flows) arrivals += f.packets_received;
     EXPECT_LE(counter(r, "acks"), arrivals) << mode;
-    if (std::string(mode) == "rudi") EXPECT_EQ(counter(r, "acks"), arrivals);
+    if (std::string(mode) == "rudi") {
+      EXPECT_EQ(counter(r, "acks"), arrivals);
+    }
   }
 }
 
@@ -665,6 +667,122 @@ at = "100us"
   const RunResult obl = run_checked(load_scenario_text(
       uet_fabric(32, 4, fmt::format(fmt::runtime(extra), "oblivious")), "obl.toml"));
   EXPECT_GT(fault_losses(obl), 5 * fault_losses(reps));
+}
+
+// The retry limit: the only spine's cable to the sender's leaf goes down for good 20 us into an
+// 8 MB flow, so nothing reaches the receiver any more (the leaves reconverge after 1 ms onto
+// no route at all). With retry_limit = 3 the PDC gives up at its fourth retry round (the oldest
+// send timing out, one RTO of about 71 us after the last round; the PSNs sent just after it
+// expire within a microsecond, in the same round): one failed sender, the flow unfinished,
+// nothing sent after the fourth round began, the run still before its stop time, the ledger
+// balanced (what was in flight dropped at the dead cable).
+// Without it (0, uet-htsim's rule) the sender resends every RTO until the stop time.
+TEST(Uet, APdcGivesUpAfterItsRetryLimitOfTimeoutsInARow) {
+  const std::string extra = R"(
+[transport.uet]
+retry_limit = {}
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 0
+dst = 2
+bytes = "8MB"
+[output]
+trace = true
+[faults]
+reconverge_local = "1ms"
+reconverge = "1ms"
+[[faults.events]]
+link = "leaf0-spine0"
+action = "down"
+at = "20us"
+)";
+  const auto scenario = [&](int limit) {
+    auto cfg =
+        load_scenario_text(uet_fabric(4, 1, fmt::format(fmt::runtime(extra), limit)), "retry.toml");
+    cfg.stop_time = 5_ms;
+    return cfg;
+  };
+  const RunResult r = run_checked(scenario(3));
+  EXPECT_FALSE(r.flows[0].done);
+  EXPECT_EQ(r.failed_senders, 1U);
+  EXPECT_FALSE(r.complete());
+  EXPECT_EQ(counter(r, "failed_pdcs"), 1U);
+  std::vector<Time> rounds;  // when each retry round began (a trace event per PSN expired)
+  Time last_expiry;
+  Time last_send;
+  for (const TraceEvent& e : r.trace) {
+    if (e.kind == 't') {
+      if (rounds.empty() || e.time - last_expiry > 10_us) rounds.push_back(e.time);
+      last_expiry = e.time;
+    }
+    if (e.kind == 's') last_send = e.time;
+  }
+  ASSERT_EQ(rounds.size(), 4U);
+  EXPECT_GT(rounds[0], 20_us);
+  for (size_t i = 1; i < rounds.size(); ++i) {
+    EXPECT_GT(rounds[i] - rounds[i - 1], 70_us);  // one RTO apart
+    EXPECT_LT(rounds[i] - rounds[i - 1], 75_us);
+  }
+  EXPECT_EQ(last_expiry, rounds.back());  // the fourth round's first expiry gave up
+  EXPECT_LT(last_send, rounds.back());    // and resent nothing
+  EXPECT_LT(r.stalled_at, 2_ms);          // the reconvergence after 1 ms was the last event
+  const RunResult forever = run_checked(scenario(0));
+  EXPECT_FALSE(forever.flows[0].done);
+  EXPECT_EQ(forever.failed_senders, 0U);
+  EXPECT_EQ(forever.stalled_at, Time::max());  // still resending at the stop time
+  Time forever_last_send;
+  for (const TraceEvent& e : forever.trace) {
+    if (e.kind == 's') forever_last_send = e.time;
+  }
+  EXPECT_GT(forever_last_send, 4_ms);
+}
+
+// The retry limit also bounds a Close nobody answers: a 100 kB message completes, the only
+// path dies 50 us later, and the idle PDC's Close (after 100 us) is lost. With retry_limit = 3
+// the initiator sends it 4 times, then ends the PDC on its side, so the second message (at
+// 1 ms) opens a new PDC, which gives up in turn. Without the limit the Close is resent every
+// RTO until the stop time and the second message waits for its answer on the old PDC.
+TEST(Uet, TheRetryLimitBoundsAnUnansweredClose) {
+  const std::string extra = R"(
+[transport.uet]
+retry_limit = {}
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 0
+dst = 2
+bytes = "100kB"
+[[workload.flows]]
+src = 0
+dst = 2
+bytes = "100kB"
+start = "1ms"
+[faults]
+reconverge_local = "100ms"
+reconverge = "100ms"
+[[faults.events]]
+link = "leaf0-spine0"
+action = "down"
+at = "50us"
+)";
+  const auto scenario = [&](int limit) {
+    auto cfg =
+        load_scenario_text(uet_fabric(4, 1, fmt::format(fmt::runtime(extra), limit)), "close.toml");
+    cfg.stop_time = 5_ms;
+    return cfg;
+  };
+  const RunResult r = run_checked(scenario(3));
+  EXPECT_TRUE(r.flows[0].done);
+  EXPECT_FALSE(r.flows[1].done);
+  EXPECT_EQ(counter(r, "pdc_closes"), 4U);
+  EXPECT_EQ(counter(r, "pdcs"), 2U);
+  EXPECT_EQ(r.failed_senders, 1U);
+  const RunResult forever = run_checked(scenario(0));
+  EXPECT_FALSE(forever.flows[1].done);
+  EXPECT_EQ(counter(forever, "pdcs"), 1U);
+  EXPECT_GT(counter(forever, "pdc_closes"), 60U);  // every 71 us from 113 us to 5 ms
+  EXPECT_EQ(forever.failed_senders, 0U);
 }
 
 // NSCC on a 2:1 bottleneck: two senders into one receiver through one switch, no trimming,

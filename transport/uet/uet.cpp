@@ -212,6 +212,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   uint32_t dst() const { return dst_; }
 
   void post(uint32_t flow, int64_t bytes) {
+    if (state_ == State::kFailed) return;  // the connection is gone: the message never goes
     const int64_t mtu = t_.cfg_.wire.payload;
     const auto n = static_cast<uint64_t>((bytes + mtu - 1) / mtu);
     const auto last = static_cast<uint32_t>(bytes - static_cast<int64_t>(n - 1) * mtu);
@@ -308,6 +309,15 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
 
   void receive(Packet* p) override {
     const Time now = sim_.now();
+    if (state_ == State::kFailed) {  // late answers to a PDC that gave up
+      if (p->type == t_.credit_) {
+        credit_->grant(p->seq);
+        credit_->expire();  // nothing will be sent on it
+        sync_credit();
+      }
+      sim_.pool().release(p);
+      return;
+    }
     if (p->type == t_.close_ack_) {
       on_close_ack(now);
       sim_.pool().release(p);
@@ -368,6 +378,12 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       if (!(tag == kIdle ? idle_timer_ : close_timer_).fire(sim_.scheduler(), this, tag, gen))
         return;
       if (tag == kIdle && (state_ != State::kOpen || !messages_.empty())) return;
+      if (tag == kClose && t_.cfg_.retry_limit > 0 && ++close_resends_ > t_.cfg_.retry_limit) {
+        // The target never answered: the initiator ends the PDC on its side. No data is lost
+        // (every PSN was acknowledged before the Close), so nothing fails.
+        on_close_ack(now);
+        return;
+      }
       send_close(now);
       return;
     }
@@ -393,8 +409,19 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
         if (!credit_->can_send() && now - last_request_ >= t_.base_rtt_) request_credit(now);
         if (!credit_->can_send() && !watch_timer_.armed()) watch(now);
       }
-      if (mode_ == PdsMode::kRod) sb_.rewind(sb_.una());  // in order: everything after it too
       ++consecutive_timeouts_;
+      // A retry round: the oldest outstanding send timed out, one rto (or more, backed off)
+      // after the last round. Expiries of the PSNs sent after it come within that rto and are
+      // the same round, as one RC QP timer's expiry covers its whole flight.
+      if (now - last_round_ >= t_.rto_) {
+        ++retry_rounds_;
+        last_round_ = now;
+      }
+      if (t_.cfg_.retry_limit > 0 && retry_rounds_ > t_.cfg_.retry_limit) {
+        fail();
+        return;
+      }
+      if (mode_ == PdsMode::kRod) sb_.rewind(sb_.una());  // in order: everything after it too
       TimeoutSignal sig{now, consecutive_timeouts_};
       sig.resent = Bytes(resent);
       cc_->on_timeout(sig);
@@ -410,7 +437,8 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   // carry SYN until the first ACK returns (no round trip of its own); closed after
   // `close_after` idle by a Close control frame that the target answers, resent after an RTO
   // if either is lost. A message posted meanwhile waits for the answer, then opens a new PDC.
-  enum class State : uint8_t { kClosed, kOpen, kClosing };
+  // kFailed: the PDC gave up after retry_limit timeouts in a row (fail()); it sends nothing more.
+  enum class State : uint8_t { kClosed, kOpen, kClosing, kFailed };
 
   void open() {
     state_ = State::kOpen;
@@ -443,7 +471,27 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     return p;
   }
 
+  // The retry limit (UetConfig::retry_limit): `retry_limit` retry rounds (on_event) without an
+  // ACK that acknowledged anything, and the PDC gives up at the next, as an RC QP past its retry
+  // count. Its
+  // messages never complete and later ones posted to it are not sent (the run reports a failed
+  // sender and does not finish); packets already sent still arrive or drop as the ledger counts.
+  void fail() {
+    state_ = State::kFailed;
+    ++t_.counters_.failed_pdcs;
+    for (Timer* timer :
+         {&rto_timer_, &cc_timer_, &idle_timer_, &close_timer_, &starved_timer_, &watch_timer_}) {
+      timer->cancel();
+    }
+    if (!messages_.empty()) --t_.sending_pdcs_[src_];  // no longer a sender of this NIC
+    if (credit_) {
+      credit_->expire();
+      sync_credit();
+    }
+  }
+
   void send_close(Time now) {
+    if (state_ != State::kClosing) close_resends_ = 0;
     state_ = State::kClosing;
     Packet* p = control(t_.close_, now);
     p->seq = psn_end_;  // the PDC's end: anything below it from now on is stale
@@ -495,7 +543,10 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       entropy_.feedback(s->ev, now, ecn ? EvFeedback::kEcn : EvFeedback::kGood);
     }
     const PdsScoreboard::Acked a = sb_.ack(cack, base, bits);
-    if (a.packets > 0) consecutive_timeouts_ = 0;
+    if (a.packets > 0) {
+      consecutive_timeouts_ = 0;
+      retry_rounds_ = 0;
+    }
     AckSignal sig{now, Bytes(a.payload)};
     sig.rtt = rtt;
     sig.ecn_echo = ecn;
@@ -726,7 +777,10 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   uint16_t rod_ev_ = 0;
   Ring<Message> messages_;
   int consecutive_timeouts_ = 0;
-  int64_t backlog_ = 0;  // frame bytes of PSNs not yet sent
+  int retry_rounds_ = 0;  // rounds of expiries since the last ACK that acknowledged anything
+  Time last_round_ = Time::ps(-(int64_t{1} << 60));  // when the last round began (long ago)
+  int close_resends_ = 0;                            // Close frames resent unanswered (retry_limit)
+  int64_t backlog_ = 0;                              // frame bytes of PSNs not yet sent
   Bytes cc_window_ = kUnlimitedWindow;
   Time last_request_ = Time::ps(-(int64_t{1} << 60));  // long ago
   Timer rto_timer_;
@@ -1186,6 +1240,7 @@ std::vector<std::pair<std::string, uint64_t>> UetTransport::counters() const {
                                                   {"pdcs", counters_.pdcs},
                                                   {"pdc_closes", counters_.closes},
                                                   {"stale", counters_.stale}};
+  if (cfg_.retry_limit > 0) c.emplace_back("failed_pdcs", counters_.failed_pdcs);
   if (!cfg_.receiver_credit) return c;
   if (feedback_on_) {
     c.insert(c.end(), {{"feedback_periods", counters_.feedback_periods},
@@ -1343,6 +1398,12 @@ class UetKind final : public TransportKind {
         "rto_backoff", c.rto_backoff, 0, PdsScoreboard::kMaxBackoff,
         "RTO backoff (UE spec: RTO_INIT x 2^retry): a packet's k-th resend times out after rto x "
         "2^min(k, rto_backoff); 0 = a fixed RTO, as uet-htsim [UNVERIFIED: the cap]"));
+    c.retry_limit = static_cast<int>(u.integer(
+        "retry_limit", c.retry_limit, 0, 255,
+        "retry rounds (the oldest outstanding send timed out, one rto after the last round) "
+        "without an ACK of new data before a PDC gives up at the next (its messages fail, the "
+        "run does not finish), and unanswered Close resends before the initiator ends a PDC; "
+        "0 = never, as uet-htsim [UNVERIFIED: the spec leaves it to the implementation]"));
     c.max_window =
         u.bytes("max_window", Bytes(c.max_window), Bytes(0), Bytes(int64_t{1} << 40),
                 "frame bytes in flight per PDC (see inflight_cap), and receiver credit's "
