@@ -45,6 +45,7 @@ EntropySelector::EntropySelector(const EntropyConfig& cfg, Rng rng)
   xor_ = static_cast<uint32_t>(rng_.below(cfg.paths));
   if (cfg.kind == EntropyKind::kBitmap || cfg.kind == EntropyKind::kMixed) {
     penalty_.assign(cfg.paths, 0);
+    unpenalised_ = cfg.paths;
   }
   if (cfg.kind == EntropyKind::kReps) ring_.reserve(cfg.reps_ring);
 }
@@ -110,13 +111,29 @@ uint16_t EntropySelector::cycle_next() {
 
 // htsim's rule [code: uet-htsim UecMpBitmap]: walk the cycle past penalised EVs, decrementing
 // only the first one passed over; after a full cycle of them, send on the one reached.
+// When every EV is penalised (an incast, where every path marks ECN at the last hop) the walk
+// is a full cycle: `paths` steps that wrap exactly once, so one draw of the next cycle's mask,
+// and the cycle position ends where it began. That is taken in one step, with the same draws
+// and the same EV as the walk (EntropySelector.AFullCycleShortcutMatchesTheWalk).
 uint16_t EntropySelector::bitmap_next() {
   auto ev = static_cast<uint16_t>((index_ ^ xor_) & mask_);
-  for (uint32_t walked = 0; penalty_[ev] > 0 && walked < cfg_.paths; ++walked) {
-    if (walked == 0) --penalty_[ev];
+  if (penalty_[ev] > 0) {
+    if (--penalty_[ev] == 0) ++unpenalised_;
     ++stats_.skipped;
+    if (unpenalised_ == 0) {  // nothing the walk could stop at: a full cycle
+      stats_.skipped += cfg_.paths - 1;
+      xor_ = static_cast<uint32_t>(rng_.below(cfg_.paths));  // the one wrap's draw
+      ev = static_cast<uint16_t>((index_ ^ xor_) & mask_);
+      advance();
+      return ev | high_;
+    }
     advance();
     ev = static_cast<uint16_t>((index_ ^ xor_) & mask_);
+    for (uint32_t walked = 1; penalty_[ev] > 0 && walked < cfg_.paths; ++walked) {
+      ++stats_.skipped;
+      advance();
+      ev = static_cast<uint16_t>((index_ ^ xor_) & mask_);
+    }
   }
   advance();
   return ev | high_;
@@ -138,6 +155,7 @@ void EntropySelector::penalise(uint16_t ev, EvFeedback f) {
       break;
   }
   uint8_t& p = penalty_[ev & mask_];
+  if (p == 0 && add > 0) --unpenalised_;
   p = static_cast<uint8_t>(std::min<uint32_t>(p + add, cfg_.max_penalty));
 }
 

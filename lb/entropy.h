@@ -129,6 +129,7 @@ class EntropySelector {
   uint32_t index_ = 0;            // cycle position in [0, paths)
   uint32_t xor_ = 0;              // this cycle's mask, redrawn at each wrap
   std::vector<uint8_t> penalty_;  // per EV index (Bitmap, Mixed)
+  uint32_t unpenalised_ = 0;      // EVs whose penalty is 0 (bitmap_next's full-cycle shortcut)
   std::vector<Remembered> ring_;  // REPS: oldest first, at most reps_ring
   Ring<uint16_t> fifo_;           // Mixed: EVs of good ACKs, oldest first
   bool frozen_ = false;

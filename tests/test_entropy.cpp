@@ -255,6 +255,53 @@ TEST(Entropy, BitmapSkipsPenalisedEvsAndDecaysTheFirstSkipped) {
   }
 }
 
+// Bitmap and Mixed take a walk over a whole cycle of penalised EVs in one step (every EV
+// penalised, as in an incast). Candidate by candidate against the walk itself, over the
+// Oblivious order of the same Rng: random feedback between calls keeps every EV penalised for
+// long stretches (the shortcut) and frees some at times (the walk), for 1, 4 and 64 paths.
+TEST(Entropy, AFullCycleShortcutMatchesTheWalk) {
+  for (const uint32_t paths : {1U, 4U, 64U}) {
+    for (const EntropyKind kind : {EntropyKind::kBitmap, EntropyKind::kMixed}) {
+      constexpr uint64_t kSeed = 5;
+      const auto r = oblivious(kSeed, paths, 200000);
+      EntropySelector s(config(kind, paths), stream(kSeed));
+      Rng feedback_rng(99, 1);
+      std::vector<int> pen(paths, 0);
+      uint64_t skips = 0;
+      uint64_t full_cycles = 0;
+      size_t pos = 0;
+      for (int call = 0; call < 2000 && pos + 2 * paths < r.size(); ++call) {
+        // Feedback on 0-3 random EVs (with few paths on one EV every 4th call, about as much as
+        // the walks take off), ECN mostly (Mixed: never "good", whose EVs it recycles).
+        const uint64_t n = paths >= 64 ? feedback_rng.below(4) : feedback_rng.below(4) == 0 ? 1 : 0;
+        for (uint64_t i = 0; i < n; ++i) {
+          const auto ev = static_cast<uint16_t>(feedback_rng.below(paths));
+          const uint64_t what = feedback_rng.below(10);
+          const EvFeedback f = what < 7 ? kEcn : what < 9 ? kNack : kTimeout;
+          s.feedback(ev, Time(), f);
+          const int add = f == kEcn ? 1 : f == kNack ? 4 : 15;
+          pen[ev] = std::min(pen[ev] + add, 15);
+        }
+        // The walk: past penalised candidates, decrementing only the first, at most a cycle.
+        uint32_t walked = 0;
+        while (pen[r[pos] & (paths - 1)] > 0 && walked < paths) {
+          if (walked == 0) --pen[r[pos] & (paths - 1)];
+          ++skips;
+          ++walked;
+          ++pos;
+        }
+        full_cycles += walked == paths ? 1 : 0;
+        ASSERT_EQ(s.next(Time()), r[pos]) << paths << " call " << call;
+        ++pos;
+        ASSERT_EQ(s.stats().skipped, skips) << paths << " call " << call;
+        for (uint16_t e = 0; e < paths; ++e) ASSERT_EQ(s.penalty(e), pen[e]) << e;
+      }
+      EXPECT_GT(full_cycles, 100U) << paths;   // the shortcut was taken
+      EXPECT_LT(full_cycles, 1900U) << paths;  // and the walk too
+    }
+  }
+}
+
 TEST(Entropy, RepsRecyclesGoodEvsInFifoOrder) {
   EntropySelector s(config(EntropyKind::kReps), stream(2));
   // Nothing remembered: random EVs in [0, 64).
