@@ -115,6 +115,16 @@ if [ "$rc" -eq 0 ] && grep -qF "$warning" "$tmp/v.stderr" && grep -q ": valid ("
 else
   echo "FAIL validate uet_short_rto: rc=$rc"; cat "$tmp/v.stderr"; fail=$((fail + 1))
 fi
+# The built network's memory check applies to validate as to run (the loader's estimate, a
+# lower bound, does not see the sampled switch ports).
+printf '%s\n' '[simulation]' 'stop_time = "1ms"' '[output]' 'sample_interval = "1us"' > "$tmp/samples.toml"
+"$fabsim" validate "$tmp/samples.toml" --max-memory 1MiB > /dev/null 2> "$tmp/v.stderr"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -qF "key 'output.sample_interval'" "$tmp/v.stderr"; then
+  passed=$((passed + 1))
+else
+  echo "FAIL validate samples over the limit: rc=$rc"; cat "$tmp/v.stderr"; fail=$((fail + 1))
+fi
 # An external workload starts nothing from the command line: validate refuses it as run does.
 printf '%s\n' '[workload]' 'kind = "external"' > "$tmp/external.toml"
 "$fabsim" validate "$tmp/external.toml" > /dev/null 2> "$tmp/v.stderr"
