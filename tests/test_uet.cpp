@@ -669,18 +669,15 @@ at = "100us"
   EXPECT_GT(fault_losses(obl), 5 * fault_losses(reps));
 }
 
-// The retry limit: the only spine's cable to the sender's leaf goes down for good 20 us into an
-// 8 MB flow, so nothing reaches the receiver any more (the leaves reconverge after 1 ms onto
-// no route at all). With retry_limit = 3 the PDC gives up at its fourth retry round (the oldest
-// send timing out, one RTO of about 71 us after the last round; the PSNs sent just after it
-// expire within a microsecond, in the same round): one failed sender, the flow unfinished,
-// nothing sent after the fourth round began, the run still before its stop time, the ledger
-// balanced (what was in flight dropped at the dead cable).
-// Without it (0, uet-htsim's rule) the sender resends every RTO until the stop time.
-TEST(Uet, APdcGivesUpAfterItsRetryLimitOfTimeoutsInARow) {
-  const std::string extra = R"(
+// The 4-host leaf-spine with one spine: an 8 MB flow from host 0 to host 2 whose only path,
+// the cable leaf0-spine0, takes `fault` 20 us in (the leaves reconverge after 1 ms, onto no
+// other route); [transport.uet] gets retry_limit = `limit` and `keys`; every packet traced.
+RunResult one_path_fault(int limit, const std::string& keys, const std::string& fault,
+                         Time stop = 5_ms) {
+  const std::string extra = fmt::format(R"(
 [transport.uet]
 retry_limit = {}
+{}
 [workload]
 kind = "flows"
 [[workload.flows]]
@@ -694,16 +691,25 @@ reconverge_local = "1ms"
 reconverge = "1ms"
 [[faults.events]]
 link = "leaf0-spine0"
-action = "down"
+{}
 at = "20us"
-)";
-  const auto scenario = [&](int limit) {
-    auto cfg =
-        load_scenario_text(uet_fabric(4, 1, fmt::format(fmt::runtime(extra), limit)), "retry.toml");
-    cfg.stop_time = 5_ms;
-    return cfg;
-  };
-  const RunResult r = run_checked(scenario(3));
+)",
+                                        limit, keys, fault);
+  auto cfg = load_scenario_text(uet_fabric(4, 1, extra), "retry.toml");
+  cfg.stop_time = stop;
+  return run_checked(cfg);
+}
+
+// The retry limit: the only spine's cable to the sender's leaf goes down for good 20 us into an
+// 8 MB flow, so nothing reaches the receiver any more (the leaves reconverge after 1 ms onto
+// no route at all). With retry_limit = 3 the PDC gives up at its fourth retry round (the oldest
+// send timing out, one RTO of about 71 us after the last round; the PSNs sent just after it
+// expire within a microsecond, in the same round): one failed sender, the flow unfinished,
+// nothing sent after the fourth round began, the run still before its stop time, the ledger
+// balanced (what was in flight dropped at the dead cable).
+// Without it (0, uet-htsim's rule) the sender resends every RTO until the stop time.
+TEST(Uet, APdcGivesUpAfterItsRetryLimitOfTimeoutsInARow) {
+  const RunResult r = one_path_fault(3, "", "action = \"down\"");
   EXPECT_FALSE(r.flows[0].done);
   EXPECT_EQ(r.failed_senders, 1U);
   EXPECT_FALSE(r.complete());
@@ -727,7 +733,7 @@ at = "20us"
   EXPECT_EQ(last_expiry, rounds.back());  // the fourth round's first expiry gave up
   EXPECT_LT(last_send, rounds.back());    // and resent nothing
   EXPECT_LT(r.stalled_at, 2_ms);          // the reconvergence after 1 ms was the last event
-  const RunResult forever = run_checked(scenario(0));
+  const RunResult forever = one_path_fault(0, "", "action = \"down\"");
   EXPECT_FALSE(forever.flows[0].done);
   EXPECT_EQ(forever.failed_senders, 0U);
   EXPECT_EQ(forever.stalled_at, Time::max());  // still resending at the stop time
@@ -736,6 +742,35 @@ at = "20us"
     if (e.kind == 's') forever_last_send = e.time;
   }
   EXPECT_GT(forever_last_send, 4_ms);
+}
+
+// With receiver credit the resends wait for a grant that never comes, so no retransmission
+// timer runs after the first round: a whole RTO without a grant while a request is unanswered
+// is the next round. The PDC gives up as without credit; without the limit it re-asks every
+// RTO until the stop time.
+TEST(Uet, WithReceiverCreditAPdcGivesUpWhenNoGrantComes) {
+  const RunResult r = one_path_fault(3, "receiver_credit = true", "action = \"down\"");
+  EXPECT_FALSE(r.flows[0].done);
+  EXPECT_EQ(r.failed_senders, 1U);
+  EXPECT_LT(r.stalled_at, 2_ms);
+  const RunResult forever = one_path_fault(0, "receiver_credit = true", "action = \"down\"");
+  EXPECT_EQ(forever.failed_senders, 0U);
+  EXPECT_EQ(forever.stalled_at, Time::max());
+  EXPECT_GT(counter(forever, "credit_reasks"), 50U);
+}
+
+// A target that answers slowly is not given up: the path runs at 1 % of its rate (a degrade,
+// nothing lost), so with the fixed RTO every window times out again and again, but the
+// receiver's ACKs, of duplicates too, keep coming and each ends the count. The flow completes
+// with retry_limit = 7 as without a limit.
+TEST(Uet, ASlowButAnsweringTargetIsNotGivenUp) {
+  const std::string slow = "action = \"degrade\"\nrate_factor = 0.01";
+  const RunResult r = one_path_fault(7, "", slow, 200_ms);
+  ASSERT_TRUE(r.flows[0].done);
+  EXPECT_EQ(r.failed_senders, 0U);
+  EXPECT_GT(r.flows[0].timeouts, 1000U);
+  const RunResult unlimited = one_path_fault(0, "", slow, 200_ms);
+  EXPECT_EQ(r.flows[0].fct(), unlimited.flows[0].fct());
 }
 
 // The retry limit also bounds a Close nobody answers: a 100 kB message completes, the only

@@ -318,6 +318,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       sim_.pool().release(p);
       return;
     }
+    retry_rounds_ = 0;  // the target answers: it is there
     if (p->type == t_.close_ack_) {
       on_close_ack(now);
       sim_.pool().release(p);
@@ -410,17 +411,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
         if (!credit_->can_send() && !watch_timer_.armed()) watch(now);
       }
       ++consecutive_timeouts_;
-      // A retry round: the oldest outstanding send timed out, one rto (or more, backed off)
-      // after the last round. Expiries of the PSNs sent after it come within that rto and are
-      // the same round, as one RC QP timer's expiry covers its whole flight.
-      if (now - last_round_ >= t_.rto_) {
-        ++retry_rounds_;
-        last_round_ = now;
-      }
-      if (t_.cfg_.retry_limit > 0 && retry_rounds_ > t_.cfg_.retry_limit) {
-        fail();
-        return;
-      }
+      if (retry_round(now)) return;
       if (mode_ == PdsMode::kRod) sb_.rewind(sb_.una());  // in order: everything after it too
       TimeoutSignal sig{now, consecutive_timeouts_};
       sig.resent = Bytes(resent);
@@ -471,11 +462,28 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     return p;
   }
 
-  // The retry limit (UetConfig::retry_limit): `retry_limit` retry rounds (on_event) without an
-  // ACK that acknowledged anything, and the PDC gives up at the next, as an RC QP past its retry
-  // count. Its
-  // messages never complete and later ones posted to it are not sent (the run reports a failed
-  // sender and does not finish); packets already sent still arrive or drop as the ledger counts.
+  // The retry limit (UetConfig::retry_limit). A retry round begins when the oldest outstanding
+  // send times out, or, with receiver credit, when a whole rto passes without a grant while a
+  // request is unanswered (resends that wait for credit arm no timer), at least one rto after
+  // the last round began: the PSNs sent just after the oldest expire within that rto and belong
+  // to its round, as one RC QP timer's expiry covers its whole flight. Any packet from the
+  // target (an ACK, even of a duplicate, a NACK, a grant) ends the count: it is there, however
+  // slowly it answers. Past `retry_limit` rounds the PDC gives up (fail()). True if it did.
+  bool retry_round(Time now) {
+    if (now - last_round_ >= t_.rto_) {
+      ++retry_rounds_;
+      last_round_ = now;
+    }
+    if (t_.cfg_.retry_limit == 0 || retry_rounds_ <= t_.cfg_.retry_limit) return false;
+    fail();
+    return true;
+  }
+
+  // A PDC that gave up, as an RC QP past its retry count: the sender reports an error for its
+  // messages (they do not complete, unless completion = "delivered" and all their data had
+  // arrived), later messages posted to this PDC are not sent, and the run reports a failed
+  // sender and does not finish. It stays failed: a path that recovers later does not revive
+  // it. Packets already sent still arrive or drop as the ledger counts.
   void fail() {
     state_ = State::kFailed;
     ++t_.counters_.failed_pdcs;
@@ -543,10 +551,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       entropy_.feedback(s->ev, now, ecn ? EvFeedback::kEcn : EvFeedback::kGood);
     }
     const PdsScoreboard::Acked a = sb_.ack(cack, base, bits);
-    if (a.packets > 0) {
-      consecutive_timeouts_ = 0;
-      retry_rounds_ = 0;
-    }
+    if (a.packets > 0) consecutive_timeouts_ = 0;
     AckSignal sig{now, Bytes(a.payload)};
     sig.rtt = rtt;
     sig.ecn_echo = ecn;
@@ -687,6 +692,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     if (granted_since_watch_) {
       watch(now);  // grants are coming: keep watching
     } else if (awaiting_grant_ || credit_->pull() < advertised_) {
+      if (retry_round(now)) return;  // a whole rto without a grant from the target
       ++t_.counters_.credit_reasks;
       request_credit(now, /*reask=*/true);
       watch(now);
@@ -777,7 +783,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   uint16_t rod_ev_ = 0;
   Ring<Message> messages_;
   int consecutive_timeouts_ = 0;
-  int retry_rounds_ = 0;  // rounds of expiries since the last ACK that acknowledged anything
+  int retry_rounds_ = 0;  // retry rounds since the target was last heard from (retry_round)
   Time last_round_ = Time::ps(-(int64_t{1} << 60));  // when the last round began (long ago)
   int close_resends_ = 0;                            // Close frames resent unanswered (retry_limit)
   int64_t backlog_ = 0;                              // frame bytes of PSNs not yet sent
@@ -1400,10 +1406,11 @@ class UetKind final : public TransportKind {
         "2^min(k, rto_backoff); 0 = a fixed RTO, as uet-htsim [UNVERIFIED: the cap]"));
     c.retry_limit = static_cast<int>(u.integer(
         "retry_limit", c.retry_limit, 0, 255,
-        "retry rounds (the oldest outstanding send timed out, one rto after the last round) "
-        "without an ACK of new data before a PDC gives up at the next (its messages fail, the "
-        "run does not finish), and unanswered Close resends before the initiator ends a PDC; "
-        "0 = never, as uet-htsim [UNVERIFIED: the spec leaves it to the implementation]"));
+        "retry rounds (the oldest outstanding send timed out, or with credit a whole rto "
+        "passed without a grant, one rto after the last round) with nothing heard from the "
+        "target before a PDC gives up at the next (the run does not finish), and unanswered "
+        "Close resends before the initiator ends a PDC; 0 = never, as uet-htsim [UNVERIFIED: "
+        "the spec leaves it to the implementation]"));
     c.max_window =
         u.bytes("max_window", Bytes(c.max_window), Bytes(0), Bytes(int64_t{1} << 40),
                 "frame bytes in flight per PDC (see inflight_cap), and receiver credit's "

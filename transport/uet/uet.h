@@ -59,11 +59,12 @@ struct UetConfig {
   /// resend times out after rto x 2^min(k, rto_backoff). 0 = a fixed RTO for every send, as
   /// uet-htsim. The cap is [UNVERIFIED]: the spec leaves the retry limit to the implementation.
   uint8_t rto_backoff = 0;
-  /// Retry rounds without an ACK that acknowledged anything after which a PDC gives up at the
-  /// next (its messages never complete, the run reports a failed sender). A round: the oldest
-  /// outstanding send times out, at least one rto after the last round began (the expiries of
-  /// the PSNs sent just after it belong to it). Also the Close frames an initiator resends
-  /// unanswered before it ends the PDC on its side.
+  /// Retry rounds without a packet from the target after which a PDC gives up at the next (the
+  /// run reports a failed sender and does not finish). A round: the oldest outstanding send
+  /// times out, or with receiver credit a whole rto passes without a grant while a request is
+  /// unanswered, at least one rto after the last round began (the expiries of the PSNs sent just
+  /// after it belong to it). Also the Close frames an initiator resends unanswered before it ends
+  /// the PDC on its side. UUD has no retries: the limit does not apply.
   /// 0 = never give up, as uet-htsim. [UNVERIFIED]: the spec leaves the value to the
   /// implementation (an RC QP's is 7, transport.retry_limit).
   int retry_limit = 0;
@@ -137,7 +138,7 @@ class UetTransport : public Transport {
     uint64_t out_of_window = 0;       // arrivals beyond the receiver's window (discarded)
     uint64_t pdcs = 0;                // PDCs opened (set up by SYN data packets)
     uint64_t closes = 0;              // Close frames sent (resends included)
-    uint64_t failed_pdcs = 0;         // PDCs that gave up after retry_limit timeouts in a row
+    uint64_t failed_pdcs = 0;         // PDCs that gave up after retry_limit retry rounds
     uint64_t stale = 0;               // data arrivals for a closed PDC (discarded)
     uint64_t grants = 0;              // credit packets sent by receivers' pacers
     uint64_t credit_requests = 0;     // credit request control packets sent
