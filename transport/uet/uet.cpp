@@ -493,6 +493,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     }
     if (!messages_.empty()) --t_.sending_pdcs_[src_];  // no longer a sender of this NIC
     if (credit_) {
+      credit_->end_speculation();  // speculative credit left is zeroed, not expired
       credit_->expire();
       sync_credit();
     }
