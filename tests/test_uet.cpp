@@ -531,6 +531,26 @@ completion = "acked"
   }
 }
 
+// UUD never retries: a retry limit on it would never count, and is refused, naming the key.
+TEST(Uet, RefusesARetryLimitOnUud) {
+  const std::string uud = R"(
+[topology]
+kind = "single_switch"
+hosts = 2
+[transport]
+kind = "uet"
+[transport.uet]
+mode = "uud"
+)";
+  try {
+    load_scenario_text(uud, "uud.toml", {"transport.uet.retry_limit=3"});
+    ADD_FAILURE() << "uud with a retry limit was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("retry_limit"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(load_scenario_text(uud, "uud.toml", {"transport.uet.retry_limit=0"}));
+}
+
 // 2:1 incast on one leaf with trimming and no congestion control (cc = "none"): the receiver's link
 // is offered twice its rate, so packets over the last-hop threshold are trimmed; each trimmed
 // header is NACKed and the PSN resent within one base round trip of the NACK (the NACK and the

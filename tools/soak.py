@@ -324,7 +324,9 @@ def uet(rng, sc, tr):
     if rng.random() < 0.3:
         u.update(ack_every=pick(rng, "4KiB", "16KiB", "64KiB"),
                  rto=pick(rng, 0, "5us", "50us"), max_window=pick(rng, 0, "16KiB", "256KiB"),
-                 rto_backoff=pick(rng, 0, 0, 2, 6), retry_limit=pick(rng, 0, 0, 1, 7))
+                 rto_backoff=pick(rng, 0, 0, 2, 6))
+        if u["mode"] != "uud":  # UUD never retries: a limit is refused
+            u["retry_limit"] = pick(rng, 0, 0, 1, 7)
     if rng.random() < 0.2:
         u.update(pdc_close=rng.random() < 0.5, close_after=pick(rng, "1us", "20us"),
                  lb_high_bits=rng.random() < 0.5)

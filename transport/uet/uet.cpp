@@ -1443,6 +1443,9 @@ class UetKind final : public TransportKind {
     if (!u.describing() && c.mode == PdsMode::kUud && c.complete_on_ack) {
       u.fail("completion", "\"delivered\" with mode = \"uud\" (nothing acknowledges UUD)");
     }
+    if (!u.describing() && c.mode == PdsMode::kUud && c.retry_limit > 0) {
+      u.fail("retry_limit", "0 with mode = \"uud\" (UUD never retries, so nothing would count)");
+    }
     if (!u.describing() && c.receiver_credit && !has_pdc_life(c.mode)) {
       u.fail("receiver_credit", "false with mode = \"rudi\" or \"uud\" (credit runs per PDC: "
                                 "rud or rod)");

@@ -64,7 +64,7 @@ struct UetConfig {
   /// times out, or with receiver credit a whole rto passes without a grant while a request is
   /// unanswered, at least one rto after the last round began (the expiries of the PSNs sent just
   /// after it belong to it). Also the Close frames an initiator resends unanswered before it ends
-  /// the PDC on its side. UUD has no retries: the limit does not apply.
+  /// the PDC on its side. UUD never retries: a limit with it is refused.
   /// 0 = never give up, as uet-htsim. [UNVERIFIED]: the spec leaves the value to the
   /// implementation (an RC QP's is 7, transport.retry_limit).
   int retry_limit = 0;
