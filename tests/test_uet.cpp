@@ -502,6 +502,17 @@ TEST(Uet, LossNeverPushesPsnsBeyondTheReceiverWindow) {
 }
 
 // Configurations that cannot work are refused at load, naming the key.
+// Two hosts on one switch under UET's unreliable mode (UUD).
+constexpr const char* kUudOnTwoHosts = R"(
+[topology]
+kind = "single_switch"
+hosts = 2
+[transport]
+kind = "uet"
+[transport.uet]
+mode = "uud"
+)";
+
 TEST(Uet, RefusesTrimmingWithoutATransportThatRecoversIt) {
   const std::string roce = R"(
 [topology]
@@ -513,18 +524,8 @@ enabled = true
 kind = "roce"
 )";
   EXPECT_THROW(load_scenario_text(roce, "roce.toml"), ConfigError);
-  const std::string uud = R"(
-[topology]
-kind = "single_switch"
-hosts = 2
-[transport]
-kind = "uet"
-[transport.uet]
-mode = "uud"
-completion = "acked"
-)";
   try {
-    load_scenario_text(uud, "uud.toml");
+    load_scenario_text(kUudOnTwoHosts, "uud.toml", {"transport.uet.completion=\"acked\""});
     ADD_FAILURE() << "uud with completion = acked was accepted";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("completion"), std::string::npos) << e.what();
@@ -533,22 +534,13 @@ completion = "acked"
 
 // UUD never retries: a retry limit on it would never count, and is refused, naming the key.
 TEST(Uet, RefusesARetryLimitOnUud) {
-  const std::string uud = R"(
-[topology]
-kind = "single_switch"
-hosts = 2
-[transport]
-kind = "uet"
-[transport.uet]
-mode = "uud"
-)";
   try {
-    load_scenario_text(uud, "uud.toml", {"transport.uet.retry_limit=3"});
+    load_scenario_text(kUudOnTwoHosts, "uud.toml", {"transport.uet.retry_limit=3"});
     ADD_FAILURE() << "uud with a retry limit was accepted";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("retry_limit"), std::string::npos) << e.what();
   }
-  EXPECT_NO_THROW(load_scenario_text(uud, "uud.toml", {"transport.uet.retry_limit=0"}));
+  EXPECT_NO_THROW(load_scenario_text(kUudOnTwoHosts, "uud.toml", {"transport.uet.retry_limit=0"}));
 }
 
 // 2:1 incast on one leaf with trimming and no congestion control (cc = "none"): the receiver's link
@@ -689,21 +681,21 @@ at = "100us"
   EXPECT_GT(fault_losses(obl), 5 * fault_losses(reps));
 }
 
-// The 4-host leaf-spine with one spine: an 8 MB flow from host 0 to host 2 whose only path,
-// the cable leaf0-spine0, takes `fault` 20 us in (the leaves reconverge after 1 ms, onto no
-// other route); [transport.uet] gets retry_limit = `limit` and `keys`; every packet traced.
+// The 4-host leaf-spine with one spine: `flows` (the [[workload.flows]] tables; default an 8 MB
+// flow from host 0 to host 2) over the only path, the cable leaf0-spine0, which takes `fault`
+// at `at` (the leaves reconverge after 1 ms, onto no other route); [transport.uet] gets
+// retry_limit = `limit` and `keys`; every packet traced.
+constexpr const char* kEightMegabytes = "[[workload.flows]]\nsrc = 0\ndst = 2\nbytes = \"8MB\"";
 RunResult one_path_fault(int limit, const std::string& keys, const std::string& fault,
-                         Time stop = 5_ms) {
+                         Time stop = 5_ms, const std::string& flows = kEightMegabytes,
+                         const std::string& at = "20us") {
   const std::string extra = fmt::format(R"(
 [transport.uet]
 retry_limit = {}
 {}
 [workload]
 kind = "flows"
-[[workload.flows]]
-src = 0
-dst = 2
-bytes = "8MB"
+{}
 [output]
 trace = true
 [faults]
@@ -712,9 +704,9 @@ reconverge = "1ms"
 [[faults.events]]
 link = "leaf0-spine0"
 {}
-at = "20us"
+at = "{}"
 )",
-                                        limit, keys, fault);
+                                        limit, keys, flows, fault, at);
   auto cfg = load_scenario_text(uet_fabric(4, 1, extra), "retry.toml");
   cfg.stop_time = stop;
   return run_checked(cfg);
@@ -799,41 +791,19 @@ TEST(Uet, ASlowButAnsweringTargetIsNotGivenUp) {
 // 1 ms) opens a new PDC, which gives up in turn. Without the limit the Close is resent every
 // RTO until the stop time and the second message waits for its answer on the old PDC.
 TEST(Uet, TheRetryLimitBoundsAnUnansweredClose) {
-  const std::string extra = R"(
-[transport.uet]
-retry_limit = {}
-[workload]
-kind = "flows"
-[[workload.flows]]
-src = 0
-dst = 2
-bytes = "100kB"
-[[workload.flows]]
-src = 0
-dst = 2
-bytes = "100kB"
-start = "1ms"
-[faults]
-reconverge_local = "100ms"
-reconverge = "100ms"
-[[faults.events]]
-link = "leaf0-spine0"
-action = "down"
-at = "50us"
-)";
+  const std::string two =
+      "[[workload.flows]]\nsrc = 0\ndst = 2\nbytes = \"100kB\"\n"
+      "[[workload.flows]]\nsrc = 0\ndst = 2\nbytes = \"100kB\"\nstart = \"1ms\"";
   const auto scenario = [&](int limit) {
-    auto cfg =
-        load_scenario_text(uet_fabric(4, 1, fmt::format(fmt::runtime(extra), limit)), "close.toml");
-    cfg.stop_time = 5_ms;
-    return cfg;
+    return one_path_fault(limit, "", "action = \"down\"", 5_ms, two, "50us");
   };
-  const RunResult r = run_checked(scenario(3));
+  const RunResult r = scenario(3);
   EXPECT_TRUE(r.flows[0].done);
   EXPECT_FALSE(r.flows[1].done);
   EXPECT_EQ(counter(r, "pdc_closes"), 4U);
   EXPECT_EQ(counter(r, "pdcs"), 2U);
   EXPECT_EQ(r.failed_senders, 1U);
-  const RunResult forever = run_checked(scenario(0));
+  const RunResult forever = scenario(0);
   EXPECT_FALSE(forever.flows[1].done);
   EXPECT_EQ(counter(forever, "pdcs"), 1U);
   EXPECT_GT(counter(forever, "pdc_closes"), 60U);  // every 71 us from 113 us to 5 ms
