@@ -114,7 +114,7 @@ uint16_t EntropySelector::cycle_next() {
 // When every EV is penalised (an incast, where every path marks ECN at the last hop) the walk
 // is a full cycle: `paths` steps that wrap exactly once, so one draw of the next cycle's mask,
 // and the cycle position ends where it began. That is taken in one step, with the same draws
-// and the same EV as the walk (EntropySelector.AFullCycleShortcutMatchesTheWalk).
+// and the same EV as the walk (Entropy.AFullCycleShortcutMatchesTheWalk).
 uint16_t EntropySelector::bitmap_next() {
   auto ev = static_cast<uint16_t>((index_ ^ xor_) & mask_);
   if (penalty_[ev] > 0) {

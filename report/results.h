@@ -52,7 +52,7 @@ struct RunResult {
                                   // packet, no timer): e.g. unreliable traffic that lost packets
   std::vector<std::string> warnings;  // found when the run was built (Run::warnings)
   bool all_done = false;              // every flow completed
-  uint64_t failed_senders = 0;        // senders that gave up (RoCE QPs past their retry limit)
+  uint64_t failed_senders = 0;  // senders that gave up (RoCE QPs, UET PDCs past their retry limit)
   /// Every flow finished and no sender failed (otherwise the command exits with 3).
   bool complete() const { return all_done && failed_senders == 0; }
   uint64_t events = 0;

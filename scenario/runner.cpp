@@ -187,13 +187,18 @@ void Run::install_faults() {
 // The resource guard again, now that the topology is built: the loader's estimate knew only
 // its hosts; here switches, ports, links and sampled ports are counted (before the transport,
 // the workload and the sampler allocate anything).
-void Run::check_memory_on_network() {
+NetworkCounts Run::network_counts() const {
   NetworkCounts n;
   n.hosts = net_.host_count();
   n.switches = net_.switch_count();
   for (size_t s = 0; s < net_.switch_count(); ++s) n.switch_ports += net_.sw(s).port_count();
   n.links = net_.links().size();
   if (cfg_.output.sample_interval > Time()) n.sampled_ports = sampled_ports().size();
+  return n;
+}
+
+void Run::check_memory_on_network() {
+  const NetworkCounts n = network_counts();
   const MemoryEstimate est = estimate_memory(cfg_, &n);
   memory_estimate_ = est.total;
   check_memory(cfg_, est, cfg_.memory_limit);

@@ -15,6 +15,7 @@
 #include "net/network.h"
 #include "net/topology.h"
 #include "report/results.h"
+#include "scenario/resources.h"
 #include "scenario/scenario.h"
 #include "transport/flow.h"
 #include "transport/transport.h"
@@ -53,6 +54,8 @@ class Run : public FlowObserver {
   static constexpr uint64_t kStopCheckEvents = 1 << 16;
   /// The resource guard's estimate on the built network, in bytes (scenario/resources.h).
   uint64_t memory_estimate() const { return memory_estimate_; }
+  /// What the resource guard counts of the built network (scenario/resources.h).
+  NetworkCounts network_counts() const;
   /// Warnings about the built run ("<file>: key '<key>': <why>"), in the order found; the
   /// results carry them too.
   const std::vector<std::string>& warnings() const { return warnings_; }

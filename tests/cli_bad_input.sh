@@ -125,6 +125,25 @@ if [ "$rc" -eq 2 ] && grep -qF "key 'output.sample_interval'" "$tmp/v.stderr"; t
 else
   echo "FAIL validate samples over the limit: rc=$rc"; cat "$tmp/v.stderr"; fail=$((fail + 1))
 fi
+# Every case of a sweep is checked on the built network, not only the first one built: the
+# loader's estimate of the largest case (97.7 MiB: 1 sampled port, a lower bound) and the built
+# first case (alltoall, about 14 MiB with 16 sampled uplinks) pass 103 MiB, the tree case on the
+# built network (about 109 MiB) does not.
+printf '%s\n' '[simulation]' 'stop_time = "10ms"' '[topology]' 'kind = "leaf_spine"' 'servers = 4' \
+  'gpus_per_server = 8' 'servers_per_leaf = 1' 'attach = "server"' 'spines = 4' \
+  'uplink_rate = "400Gbps"' '[output]' 'sample_interval = "1us"' '[workload]' 'kind = "jobs"' \
+  'tree_chunk = "256KiB"' '[[workload.jobs]]' 'placement = "block"' 'ranks = 32' \
+  '[[workload.jobs.ops]]' 'type = "$collective"' 'bytes = "$size"' '[sweep]' \
+  'collectives = ["alltoall", "allreduce_tree"]' 'sizes = ["1GiB"]' > "$tmp/sweep_cases.toml"
+"$fabsim" validate "$tmp/sweep_cases.toml" --max-memory 103MiB > /dev/null 2> "$tmp/v.stderr"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -qF "more than the limit of 103.0 MiB" "$tmp/v.stderr"; then
+  passed=$((passed + 1))
+else
+  echo "FAIL validate sweep_cases: rc=$rc"; cat "$tmp/v.stderr"; fail=$((fail + 1))
+fi
+"$fabsim" validate "$tmp/sweep_cases.toml" --max-memory 120MiB > /dev/null 2> "$tmp/v.stderr" &&
+  passed=$((passed + 1)) || { echo "FAIL validate sweep_cases at 120 MiB"; cat "$tmp/v.stderr"; fail=$((fail + 1)); }
 # An external workload starts nothing from the command line: validate refuses it as run does.
 printf '%s\n' '[workload]' 'kind = "external"' > "$tmp/external.toml"
 "$fabsim" validate "$tmp/external.toml" > /dev/null 2> "$tmp/v.stderr"

@@ -501,7 +501,6 @@ TEST(Uet, LossNeverPushesPsnsBeyondTheReceiverWindow) {
   EXPECT_EQ(counter(r, "out_of_window"), 0U);
 }
 
-// Configurations that cannot work are refused at load, naming the key.
 // Two hosts on one switch under UET's unreliable mode (UUD).
 constexpr const char* kUudOnTwoHosts = R"(
 [topology]
@@ -513,6 +512,7 @@ kind = "uet"
 mode = "uud"
 )";
 
+// Configurations that cannot work are refused at load, naming the key.
 TEST(Uet, RefusesTrimmingWithoutATransportThatRecoversIt) {
   const std::string roce = R"(
 [topology]
@@ -684,11 +684,12 @@ at = "100us"
 // The 4-host leaf-spine with one spine: `flows` (the [[workload.flows]] tables; default an 8 MB
 // flow from host 0 to host 2) over the only path, the cable leaf0-spine0, which takes `fault`
 // at `at` (the leaves reconverge after 1 ms, onto no other route); [transport.uet] gets
-// retry_limit = `limit` and `keys`; every packet traced.
+// retry_limit = `limit` and `keys`; `sets` overrides other keys; every packet traced.
 constexpr const char* kEightMegabytes = "[[workload.flows]]\nsrc = 0\ndst = 2\nbytes = \"8MB\"";
 RunResult one_path_fault(int limit, const std::string& keys, const std::string& fault,
                          Time stop = 5_ms, const std::string& flows = kEightMegabytes,
-                         const std::string& at = "20us") {
+                         const std::string& at = "20us",
+                         const std::vector<std::string>& sets = {}) {
   const std::string extra = fmt::format(R"(
 [transport.uet]
 retry_limit = {}
@@ -707,7 +708,7 @@ link = "leaf0-spine0"
 at = "{}"
 )",
                                         limit, keys, flows, fault, at);
-  auto cfg = load_scenario_text(uet_fabric(4, 1, extra), "retry.toml");
+  auto cfg = load_scenario_text(uet_fabric(4, 1, extra), "retry.toml", sets);
   cfg.stop_time = stop;
   return run_checked(cfg);
 }
@@ -720,7 +721,7 @@ at = "{}"
 // nothing sent after the fourth round began, the run still before its stop time, the ledger
 // balanced (what was in flight dropped at the dead cable).
 // Without it (0, uet-htsim's rule) the sender resends every RTO until the stop time.
-TEST(Uet, APdcGivesUpAfterItsRetryLimitOfTimeoutsInARow) {
+TEST(Uet, APdcGivesUpAfterItsRetryLimitOfRoundsWithNoAnswer) {
   const RunResult r = one_path_fault(3, "", "action = \"down\"");
   EXPECT_FALSE(r.flows[0].done);
   EXPECT_EQ(r.failed_senders, 1U);
@@ -769,6 +770,25 @@ TEST(Uet, WithReceiverCreditAPdcGivesUpWhenNoGrantComes) {
   EXPECT_EQ(forever.failed_senders, 0U);
   EXPECT_EQ(forever.stalled_at, Time::max());
   EXPECT_GT(counter(forever, "credit_reasks"), 50U);
+}
+
+// Grants do not keep alive a PDC whose data dies: at a bit error rate of 1e-3 without FEC no
+// data frame of 4 KB gets through but 60 % of the 64-byte control frames do, so the receiver's
+// grants keep coming while every resend is lost. The timeout rounds, which only an answer on
+// the data path ends, reach the limit; the grants end the credit rounds only.
+TEST(Uet, GrantsDoNotKeepAlivePdcWhoseDataDies) {
+  const auto run = [](int limit) {
+    return one_path_fault(limit, "receiver_credit = true", "action = \"ber\"\nber = 1e-3", 20_ms,
+                          kEightMegabytes, "20us",
+                          {"network.fec=\"none\"", "transport.cc=\"none\""});
+  };
+  const RunResult r = run(7);
+  EXPECT_EQ(r.failed_senders, 1U);
+  EXPECT_LT(r.stalled_at, 2_ms);
+  EXPECT_GT(counter(r, "credit_grants"), 0U);
+  const RunResult forever = run(0);
+  EXPECT_EQ(forever.failed_senders, 0U);
+  EXPECT_GT(counter(forever, "credit_grants"), counter(r, "credit_grants"));
 }
 
 // A target that answers slowly is not given up: the path runs at 1 % of its rate (a degrade,

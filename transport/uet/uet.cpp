@@ -318,7 +318,8 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       sim_.pool().release(p);
       return;
     }
-    retry_rounds_ = 0;  // the target answers: it is there
+    credit_rounds_ = 0;  // the target answers (retry_round)
+    if (p->type != t_.credit_) timeout_rounds_ = 0;
     if (p->type == t_.close_ack_) {
       on_close_ack(now);
       sim_.pool().release(p);
@@ -411,7 +412,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
         if (!credit_->can_send() && !watch_timer_.armed()) watch(now);
       }
       ++consecutive_timeouts_;
-      if (retry_round(now)) return;
+      if (retry_round(now, /*credit_round=*/false)) return;
       if (mode_ == PdsMode::kRod) sb_.rewind(sb_.una());  // in order: everything after it too
       TimeoutSignal sig{now, consecutive_timeouts_};
       sig.resent = Bytes(resent);
@@ -428,7 +429,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   // carry SYN until the first ACK returns (no round trip of its own); closed after
   // `close_after` idle by a Close control frame that the target answers, resent after an RTO
   // if either is lost. A message posted meanwhile waits for the answer, then opens a new PDC.
-  // kFailed: the PDC gave up after retry_limit timeouts in a row (fail()); it sends nothing more.
+  // kFailed: the PDC gave up after retry_limit retry rounds (fail()); it sends nothing more.
   enum class State : uint8_t { kClosed, kOpen, kClosing, kFailed };
 
   void open() {
@@ -463,18 +464,21 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   }
 
   // The retry limit (UetConfig::retry_limit). A retry round begins when the oldest outstanding
-  // send times out, or, with receiver credit, when a whole rto passes without a grant while a
-  // request is unanswered (resends that wait for credit arm no timer), at least one rto after
-  // the last round began: the PSNs sent just after the oldest expire within that rto and belong
-  // to its round, as one RC QP timer's expiry covers its whole flight. Any packet from the
-  // target (an ACK, even of a duplicate, a NACK, a grant) ends the count: it is there, however
-  // slowly it answers. Past `retry_limit` rounds the PDC gives up (fail()). True if it did.
-  bool retry_round(Time now) {
+  // send times out (a timeout round), or, with receiver credit, when a whole rto passes without
+  // a grant while a request is unanswered (a credit round: resends that wait for credit arm no
+  // timer), at least one rto after the last round began: the PSNs sent just after the oldest
+  // expire within that rto and belong to its round, as one RC QP timer's expiry covers its
+  // whole flight. An answer on the data path (an ACK, even of a duplicate, a NACK, a Close's
+  // answer) ends both counts: the target is there, however slowly it answers. A grant ends the
+  // credit rounds only: grants can keep coming over a path where the data dies (bit errors).
+  // Past `retry_limit` rounds of both kinds the PDC gives up (fail()). True if it did.
+  bool retry_round(Time now, bool credit_round) {
     if (now - last_round_ >= t_.rto_) {
-      ++retry_rounds_;
+      ++(credit_round ? credit_rounds_ : timeout_rounds_);
       last_round_ = now;
     }
-    if (t_.cfg_.retry_limit == 0 || retry_rounds_ <= t_.cfg_.retry_limit) return false;
+    const int rounds = timeout_rounds_ + credit_rounds_;
+    if (t_.cfg_.retry_limit == 0 || rounds <= t_.cfg_.retry_limit) return false;
     fail();
     return true;
   }
@@ -693,7 +697,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     if (granted_since_watch_) {
       watch(now);  // grants are coming: keep watching
     } else if (awaiting_grant_ || credit_->pull() < advertised_) {
-      if (retry_round(now)) return;  // a whole rto without a grant from the target
+      if (retry_round(now, /*credit_round=*/true)) return;  // a whole rto without a grant
       ++t_.counters_.credit_reasks;
       request_credit(now, /*reask=*/true);
       watch(now);
@@ -784,7 +788,8 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   uint16_t rod_ev_ = 0;
   Ring<Message> messages_;
   int consecutive_timeouts_ = 0;
-  int retry_rounds_ = 0;  // retry rounds since the target was last heard from (retry_round)
+  int timeout_rounds_ = 0;  // retry rounds since the last answer on the data path (retry_round)
+  int credit_rounds_ = 0;   // credit rounds since anything came from the target
   Time last_round_ = Time::ps(-(int64_t{1} << 60));  // when the last round began (long ago)
   int close_resends_ = 0;                            // Close frames resent unanswered (retry_limit)
   int64_t backlog_ = 0;                              // frame bytes of PSNs not yet sent
@@ -1408,8 +1413,9 @@ class UetKind final : public TransportKind {
     c.retry_limit = static_cast<int>(u.integer(
         "retry_limit", c.retry_limit, 0, 255,
         "retry rounds (the oldest outstanding send timed out, or with credit a whole rto "
-        "passed without a grant, one rto after the last round) with nothing heard from the "
-        "target before a PDC gives up at the next (the run does not finish), and unanswered "
+        "passed without a grant, one rto after the last round) with no answer from the target "
+        "(ACK, NACK; a grant ends only the rounds without grants) before a PDC gives up at the "
+        "next (the run does not finish), and unanswered "
         "Close resends before the initiator ends a PDC; 0 = never, as uet-htsim [UNVERIFIED: "
         "the spec leaves it to the implementation]"));
     c.max_window =

@@ -59,11 +59,12 @@ struct UetConfig {
   /// resend times out after rto x 2^min(k, rto_backoff). 0 = a fixed RTO for every send, as
   /// uet-htsim. The cap is [UNVERIFIED]: the spec leaves the retry limit to the implementation.
   uint8_t rto_backoff = 0;
-  /// Retry rounds without a packet from the target after which a PDC gives up at the next (the
+  /// Retry rounds with no answer from the target after which a PDC gives up at the next (the
   /// run reports a failed sender and does not finish). A round: the oldest outstanding send
   /// times out, or with receiver credit a whole rto passes without a grant while a request is
   /// unanswered, at least one rto after the last round began (the expiries of the PSNs sent just
-  /// after it belong to it). Also the Close frames an initiator resends unanswered before it ends
+  /// after it belong to it). An ACK, NACK or Close answer ends the count; a grant ends only the
+  /// rounds without grants. Also the Close frames an initiator resends unanswered before it ends
   /// the PDC on its side. UUD never retries: a limit with it is refused.
   /// 0 = never give up, as uet-htsim. [UNVERIFIED]: the spec leaves the value to the
   /// implementation (an RC QP's is 7, transport.retry_limit).
