@@ -1,7 +1,7 @@
 // Ideal flow completion times; see ideal_fct.h.
 #include "net/ideal_fct.h"
 
-#include <algorithm>  // max, min, reverse
+#include <algorithm>  // max, min, reverse, find_if
 #include <deque>      // breadth-first frontier
 
 #include "net/network.h"
@@ -31,16 +31,27 @@ Time ideal_fct(const std::vector<const Link*>& path, int64_t bytes, const FrameS
   return t;
 }
 
+Time control_leg(const std::vector<const Link*>& path, int64_t frame, int64_t min_frame) {
+  const int64_t bytes = std::max(frame, min_frame);
+  Time t;
+  for (const Link* l : path)
+    t += l->config().delay + l->config().extra_delay + l->frame_time(bytes);
+  return t;
+}
+
 PathFinder::PathFinder(const Network& net) : net_(net) {
   const size_t hosts = net.host_count();
   out_.resize(hosts + net.switch_count());
+  nodes_.resize(out_.size());
   for (size_t h = 0; h < hosts; ++h) {
     index_[&net.host(h)] = static_cast<uint32_t>(h);
+    nodes_[h] = &net.host(h);
     if (const Link* l = net.host(h).port().link()) out_[h].push_back(l);
   }
   for (size_t s = 0; s < net.switch_count(); ++s) {
     const Switch& sw = net.sw(s);
     index_[&sw] = static_cast<uint32_t>(hosts + s);
+    nodes_[hosts + s] = &sw;
     for (size_t p = 0; p < sw.port_count(); ++p) {
       if (const Link* l = sw.port(p).link()) out_[hosts + s].push_back(l);
     }
@@ -80,6 +91,23 @@ std::vector<const Link*> PathFinder::path(uint32_t src, uint32_t dst) {
     n = parent_[n];
   }
   std::reverse(links.begin(), links.end());
+  return links;
+}
+
+std::vector<const Link*> PathFinder::back(uint32_t src, uint32_t dst) {
+  if (src == dst || src >= net_.host_count() || dst >= net_.host_count()) return {};
+  if (src != from_) search(src);
+  std::vector<const Link*> links;  // from dst towards src: already in order
+  uint32_t n = dst;
+  while (n != src) {
+    if (via_[n] == nullptr) return {};
+    const uint32_t up = parent_[n];
+    const auto it = std::find_if(out_[n].begin(), out_[n].end(),
+                                 [&](const Link* l) { return l->dst() == nodes_[up]; });
+    if (it == out_[n].end()) return {};
+    links.push_back(*it);
+    n = up;
+  }
   return links;
 }
 

@@ -38,6 +38,12 @@ struct FrameShape {
 /// Zero for an empty path.
 Time ideal_fct(const std::vector<const Link*>& path, int64_t bytes, const FrameShape& shape);
 
+/// The time of one control frame of `frame` bytes (padded to `min_frame`) alone along `path`:
+/// every hop's propagation delay and security latency plus the frame's serialization at every
+/// hop (store and forward). An RDMA read's request, or the ACK a write completes with, on the
+/// empty network. Zero for an empty path.
+Time control_leg(const std::vector<const Link*>& path, int64_t frame, int64_t min_frame = 64);
+
 /// Paths of fewest hops between hosts (hosts do not forward). Searches breadth first from one
 /// source at a time and keeps the last search: ask for the flows of one source together.
 class PathFinder {
@@ -46,11 +52,15 @@ class PathFinder {
   /// The links from host `src` to host `dst` in order; ties go to the first found in port
   /// order. Empty if `dst` is unreachable or equals `src`.
   std::vector<const Link*> path(uint32_t src, uint32_t dst);
+  /// The way back of path(src, dst): the links from `dst` to `src` through the same nodes, each
+  /// hop the first link (in port order) between them the other way. Empty if there is none.
+  std::vector<const Link*> back(uint32_t src, uint32_t dst);
 
  private:
   void search(uint32_t src);
   const Network& net_;
   std::unordered_map<const Node*, uint32_t> index_;  // hosts first, then switches
+  std::vector<const Node*> nodes_;                   // by index
   std::vector<std::vector<const Link*>> out_;        // out-links per node
   std::vector<const Link*> via_;                     // the link each node was reached by
   std::vector<uint32_t> parent_;                     // and the node that link leaves

@@ -85,11 +85,13 @@ std::string slowdown_csv(const std::vector<SlowdownBucket>& buckets) {
 nlohmann::ordered_json slowdown_json(const std::vector<FlowRecord>& flows,
                                      const std::vector<Time>& ideal, int buckets) {
   const SlowdownBucket all = slowdown_overall(flows, ideal);
+  // No completed flow has no percentile: null, not the empty bucket's default of 1.
+  auto pct = [&all](double v) { return all.flows > 0 ? nlohmann::ordered_json(v) : nullptr; };
   nlohmann::ordered_json j = {{"definition", "fct / ideal fct on the empty network, clamped at 1"},
                               {"completed_flows", all.flows},
-                              {"p50", all.p50},
-                              {"p95", all.p95},
-                              {"p99", all.p99}};
+                              {"p50", pct(all.p50)},
+                              {"p95", pct(all.p95)},
+                              {"p99", pct(all.p99)}};
   auto rows = nlohmann::ordered_json::array();
   for (const auto& b : slowdown_by_size(flows, ideal, buckets)) {
     rows.push_back({{"flows", b.flows},

@@ -41,7 +41,8 @@ SlowdownBucket slowdown_overall(const std::vector<FlowRecord>& flows,
 
 /// slowdown.csv: bucket, flows, min_bytes, max_bytes, p50, p95, p99.
 std::string slowdown_csv(const std::vector<SlowdownBucket>& buckets);
-/// summary.json's "slowdown" block.
+/// summary.json's "slowdown" block; its overall p50, p95 and p99 are null when no flow
+/// completed.
 nlohmann::ordered_json slowdown_json(const std::vector<FlowRecord>& flows,
                                      const std::vector<Time>& ideal, int buckets);
 /// The table `fabsim run` prints below its summary.

@@ -311,9 +311,16 @@ std::vector<Time> Run::ideal_fcts() const {
   });
   std::vector<Time> ideal(records.size());
   PathFinder paths(net_);
+  // The control legs the FCT includes go the data's way back (a read's request before the
+  // data, a write's ACK after it).
+  const CompletionLegs legs = transport_->completion_legs();
   for (const size_t i : order) {
     const FlowSpec& f = records[i].spec;
     ideal[i] = ideal_fct(paths.path(f.src, f.dst), f.bytes, shape);
+    if (legs.request || legs.ack) {
+      const Time leg = control_leg(paths.back(f.src, f.dst), legs.control_bytes);
+      ideal[i] += leg * ((legs.request ? 1 : 0) + (legs.ack ? 1 : 0));
+    }
   }
   return ideal;
 }

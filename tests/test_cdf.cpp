@@ -320,6 +320,26 @@ TEST(Cdf, SmallRunReportsSlowdown) {
   EXPECT_EQ(rows, 20);
 }
 
+// A run where no flow completed has no slowdown to report: null percentiles and no buckets,
+// not the value 1 that would read as "ideal".
+TEST(Cdf, NoCompletedFlowHasNoSlowdown) {
+  std::vector<FlowRecord> flows(3);
+  for (auto& f : flows) f.spec.bytes = 1000;
+  const std::vector<Time> ideal(3, Time::us(2));
+  const auto j = slowdown_json(flows, ideal, 20);
+  EXPECT_EQ(j["completed_flows"].get<size_t>(), 0U);
+  EXPECT_TRUE(j["p50"].is_null());
+  EXPECT_TRUE(j["p95"].is_null());
+  EXPECT_TRUE(j["p99"].is_null());
+  EXPECT_TRUE(j["buckets"].empty());
+  flows[1].done = true;
+  flows[1].end = Time::us(3);  // started at 0: slowdown 1.5
+  const auto one = slowdown_json(flows, ideal, 20);
+  EXPECT_EQ(one["completed_flows"].get<size_t>(), 1U);
+  EXPECT_DOUBLE_EQ(one["p50"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(one["p99"].get<double>(), 1.5);
+}
+
 // Other workloads report slowdown only when asked, and never in summary.json (golden outputs).
 TEST(Cdf, OtherWorkloadsReportSlowdownOnlyWhenAsked) {
   const std::string perm = R"(

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "conserved.h"
 #include "helpers.h"
@@ -104,24 +105,57 @@ TEST(IdealFct, LeafSpineByHand) {
   EXPECT_EQ(ideal_fct(path, 1, kShape), Time::ps(3'000'000 + 2 * kMin100 + 2 * kMin100 / 4));
 }
 
+// The way back crosses the same nodes the other way; a control frame pays every hop's
+// propagation and its own serialization at each.
+TEST(IdealFct, ControlLegOnTheWayBackByHand) {
+  fabsim::Run run(load_scenario_text(leaf_spine("datagram", 1, 2), "ls.toml"));
+  PathFinder paths(run.network());
+  const auto there = paths.path(0, 3);
+  const auto back = paths.back(0, 3);
+  ASSERT_EQ(back.size(), 4U);
+  for (size_t h = 0; h < back.size(); ++h) {
+    // hop h back ends where hop (3 - h) there began
+    const Node* start =
+        h == 3 ? static_cast<const Node*>(&run.network().host(0)) : there[2 - h]->dst();
+    EXPECT_EQ(back[h]->dst(), start) << h;
+    EXPECT_EQ(back[h]->config().rate, there[3 - h]->config().rate) << h;
+  }
+  // 1 + 0.5 + 0.5 + 1 us, and a 64 B frame (84 B with framing) at 100, 400, 400 and 100G.
+  EXPECT_EQ(control_leg(back, 64), Time::ps(3'000'000 + 2 * kMin100 + 2 * kMin100 / 4));
+  EXPECT_EQ(control_leg(back, 10), control_leg(back, 64));  // padded to the minimum frame
+  EXPECT_TRUE(paths.back(1, 1).empty());
+  EXPECT_EQ(control_leg({}, 64), Time());
+}
+
 // A lone flow on the empty network takes exactly its ideal FCT when the formula is exact: one
 // rate (single switch, any size), or every frame full (leaf-spine, a multiple of the payload).
+// A write and a UET message that completes on its ACK add the ACK's way back, a read its
+// request's way out first.
 TEST(IdealFct, LoneFlowTakesTheIdeal) {
   struct Case {
     std::string toml;
-    int64_t bytes;
+    std::vector<std::string> sets;
   };
-  const Case cases[] = {{single_switch("datagram", 2'500), 2'500},
-                        {single_switch("datagram", 1'000'000), 1'000'000},
-                        {single_switch("roce", 2'500), 2'500},
-                        {leaf_spine("datagram", 100'000), 100'000},
-                        {leaf_spine("roce", 100'000), 100'000}};
+  const Case cases[] = {{single_switch("datagram", 2'500), {}},
+                        {single_switch("datagram", 1'000'000), {}},
+                        {single_switch("roce", 2'500), {}},
+                        {single_switch("roce", 2'500), {"transport.op=write"}},
+                        {single_switch("roce", 2'500), {"transport.op=read"}},
+                        {single_switch("uet", 2'500), {"transport.uet.completion=acked"}},
+                        {leaf_spine("datagram", 100'000), {}},
+                        {leaf_spine("roce", 100'000), {}},
+                        {leaf_spine("roce", 100'000), {"transport.op=write"}},
+                        {leaf_spine("roce", 100'000), {"transport.op=read"}},
+                        {leaf_spine("uet", 100'000), {}},
+                        {leaf_spine("uet", 100'000), {"transport.uet.completion=acked"}}};
   for (const auto& c : cases) {
-    ScenarioConfig cfg = load_scenario_text(c.toml, "lone.toml", {"output.slowdown=true"});
+    std::vector<std::string> sets = c.sets;
+    sets.emplace_back("output.slowdown=true");
+    ScenarioConfig cfg = load_scenario_text(c.toml, "lone.toml", sets);
     const RunResult r = run_checked(cfg);
     ASSERT_TRUE(r.all_done);
     ASSERT_EQ(r.ideal_fct.size(), 1U);
-    EXPECT_EQ(r.flows[0].fct(), r.ideal_fct[0]) << c.toml;
+    EXPECT_EQ(r.flows[0].fct(), r.ideal_fct[0]) << c.toml << (c.sets.empty() ? "" : c.sets[0]);
   }
 }
 

@@ -97,6 +97,9 @@ class RoceTransport : public Transport, public EventTarget {
   std::vector<std::pair<std::string, uint64_t>> counters() const override;
   uint64_t failed_senders() const override { return counters_.failed_qps; }
   bool needs_int() const override { return needs_int_; }
+  CompletionLegs completion_legs() const override {
+    return {cfg_.op == RdmaOp::kRead, cfg_.op == RdmaOp::kWrite, cfg_.wire.control_bytes};
+  }
 
   void on_event(uint32_t tag, uint32_t gen) override;
 

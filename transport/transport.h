@@ -10,6 +10,17 @@
 
 namespace fabsim {
 
+/// What a flow's FCT spans besides its data's way from source to destination, for the ideal FCT
+/// (net/ideal_fct.h): a control frame from the destination to the source before the data (an
+/// RDMA read's request), and one from the destination back after the last byte (the ACK that a
+/// write, or a UET message with completion = "acked", completes with). `control_bytes` is that
+/// frame's size (telemetry riding on it, HPCC's INT, is the scheme's cost and not counted).
+struct CompletionLegs {
+  bool request = false;
+  bool ack = false;
+  int64_t control_bytes = 64;
+};
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -27,6 +38,8 @@ class Transport {
   /// Files of the transport's own for the run directory (name, contents), e.g. UET's
   /// credit.csv; written beside summary.json.
   virtual std::vector<std::pair<std::string, std::string>> files() const { return {}; }
+  /// The control legs a flow's FCT includes (default: none, the FCT ends at the receiver).
+  virtual CompletionLegs completion_legs() const { return {}; }
 };
 
 /// Wire layout shared by the transports: header bytes per data packet, ACK/CNP frame size.

@@ -114,6 +114,9 @@ class UetTransport : public Transport {
   std::vector<std::pair<std::string, uint64_t>> counters() const override;
   uint64_t failed_senders() const override { return counters_.failed_pdcs; }
   bool needs_int() const override { return needs_int_; }
+  CompletionLegs completion_legs() const override {
+    return {false, cfg_.complete_on_ack, cfg_.wire.control_bytes};
+  }
   std::vector<std::pair<std::string, std::string>> files() const override;
 
   /// The derived timeout, window and base round trip every PDC runs with.
