@@ -106,6 +106,12 @@ struct CreditSignal {
 struct CcOutput {
   Rate rate;                        // pacing rate; the line rate when nothing is paced
   Bytes window = kUnlimitedWindow;  // bytes allowed in flight
+  /// Least time from one packet's start to the next one's, whatever their sizes (0 = none):
+  /// pacing by packets where `rate` paces by bytes (Swift below one packet of window).
+  Time gap{};
+  /// The retransmission timeout of the algorithm's own rule (Swift's), 0 = the transport's.
+  /// RoCE uses it in place of its own timeouts; UET keeps the PDS's (docs/MODEL.md).
+  Time rto{};
 };
 
 /// What an algorithm asks of its transport and the receiver; fixed for its lifetime.

@@ -186,13 +186,88 @@ TEST(Swift, IncreaseBelowTargetDecreaseOncePerRoundTripAbove) {
   EXPECT_NEAR(cc.cwnd(), 5.05, 1e-9);
   const double delay = 40e6;
   EXPECT_GT(delay, target);  // 40 us is above the target of about 24 us at this window
-  // Below one packet the sender is paced: one packet per rtt / cwnd.
+  // Below one packet the sender is paced by packets: one, whatever its size, per rtt / cwnd.
   SwiftConfig tiny = c;
   tiny.initial_cwnd = 0.5;
   SwiftCc slow(tiny, ctx);
   slow.on_ack(ack(1_us, 10_us, 1, 1, 0));  // a sample below target, nothing acknowledged
   EXPECT_EQ(slow.output().window.count(), 4096);
-  EXPECT_NEAR(static_cast<double>(slow.output().rate.bps()), 0.5 * 4096 * 8 / 10e-6, 1e3);
+  EXPECT_EQ(slow.output().rate, 100_Gbps);  // no pacing by bytes
+  EXPECT_EQ(slow.output().gap, 20_us);      // 10 us / 0.5
+  EXPECT_EQ(cc.output().gap, Time());       // a window of packets is not paced
+}
+
+// The window holds whole packets: a packet goes while it and those in flight fit (htsim's
+// in flight + mss <= cwnd), so 1.5 packets hold 1 and 10.1 hold 10.
+TEST(Swift, TheWindowHoldsWholePackets) {
+  CcContext ctx;
+  ctx.line = 100_Gbps;
+  ctx.mss = 4096;
+  for (const auto& [cwnd, bytes] :
+       {std::pair{1.0, 4096}, std::pair{1.5, 4096}, std::pair{1.99, 4096}, std::pair{2.0, 8192},
+        std::pair{10.1, 40960}}) {
+    SwiftConfig c;
+    c.initial_cwnd = cwnd;
+    EXPECT_EQ(SwiftCc(c, ctx).output().window.count(), bytes) << cwnd;
+  }
+}
+
+// RTO = max(rto_scalar x smoothed RTT, min_RTO) (REFERENCE.md §2.2).
+TEST(Swift, RtoIsTheSmoothedRoundTripScaledAboveTheFloor) {
+  CcContext ctx;
+  ctx.line = 100_Gbps;
+  ctx.mss = 4096;
+  ctx.base_rtt = 10_us;
+  SwiftConfig c;
+  c.initial_cwnd = 10;
+  SwiftCc cc(c, ctx);
+  EXPECT_EQ(cc.output().rto, 100_us);   // 2 x 10 us is below the floor
+  cc.on_ack(ack(20_us, 400_us, 1, 1));  // srtt = 0.875 x 10 + 0.125 x 400 = 58.75 us
+  EXPECT_EQ(cc.output().rto, Time::ps(117'500'000));
+  c.min_rto = 200_us;
+  c.rto_scalar = 1.0;
+  EXPECT_EQ(SwiftCc(c, ctx).output().rto, 200_us);
+}
+
+// The smoothed delay decides whether to cut; the cut is the sample's (REFERENCE.md §2.2:
+// max(1 - beta (delay - target) / delay, 1 - max_mdf) with delay the fabric delay sample).
+TEST(Swift, TheCutUsesTheSampleNotTheSmoothedDelay) {
+  CcContext ctx;
+  ctx.line = 100_Gbps;
+  ctx.mss = 4096;
+  ctx.base_rtt = 10_us;
+  SwiftConfig c;
+  c.initial_cwnd = 10;
+  c.delay_ewma = 0.5;
+  c.fs_range = Time::ps(1);  // flow scaling out of the way: target = 20 us
+  SwiftCc cc(c, ctx);
+  const double target = static_cast<double>(cc.target().ps());
+  ASSERT_NEAR(target, 20e6, 2.0);
+  cc.on_ack(ack(1_us, 30_us, 1, 1, 0));  // smoothed 30 us: a cut by the sample, 30 us
+  const double first = 10 * (1 - 0.8 * (30e6 - target) / 30e6);
+  EXPECT_NEAR(cc.cwnd(), first, 1e-9);
+  cc.on_ack(ack(500_us, 40_us, 2, 2, 0));  // smoothed 35 us; the sample 40 us cuts
+  EXPECT_NEAR(cc.cwnd(), first * (1 - 0.8 * (40e6 - target) / 40e6), 1e-9);
+}
+
+// A NACK whose cumulative part acknowledges data is progress: the retransmissions in a row
+// start again, so four timeouts and a NACK with progress cut once more by half, not to min.
+TEST(Swift, ANackWithProgressRestartsTheRetransmissionCount) {
+  CcContext ctx;
+  ctx.line = 100_Gbps;
+  ctx.mss = 4096;
+  ctx.base_rtt = 10_us;
+  SwiftConfig c;
+  c.initial_cwnd = 16;
+  SwiftCc cc(c, ctx);
+  for (int i = 0; i < 4; ++i) cc.on_timeout({10_us, i + 1});  // one cut: 8
+  EXPECT_NEAR(cc.cwnd(), 8, 1e-9);
+  NackSignal n;
+  n.now = 30_us;
+  n.acked = Bytes(4096);
+  n.resent = Bytes(4096);
+  cc.on_nack(n);
+  EXPECT_NEAR(cc.cwnd(), 4, 1e-9);
 }
 
 TEST(Swift, RetransmissionsCutOncePerRoundTripThenReset) {
@@ -333,6 +408,68 @@ TEST(DelayScenario, SwiftHoldsTheDelayNearItsTarget) {
   const double target = static_cast<double>(cc->target().ps());
   EXPECT_NEAR(static_cast<double>(cc->smoothed_delay().ps()) / target, 1.0, 0.15)
       << cc->smoothed_delay().ps() << " against " << target;
+}
+
+// Below one packet Swift paces packets, not bytes: 100 four-byte messages on one QP with the
+// window pinned at 0.5 packets take twice as long as at 1 packet (one packet per 2 RTTs against
+// one per RTT). Paced by bytes, the 84-byte frames got 2 % of the gap and both took the same.
+TEST(DelayScenario, SwiftBelowOnePacketPacesPacketsWhateverTheirSize) {
+  std::string flows;
+  for (int i = 0; i < 100; ++i) flows += "[[workload.flows]]\nsrc = 0\ndst = 1\nbytes = 4\n";
+  const std::string base = R"(
+[topology]
+kind = "single_switch"
+hosts = 2
+[transport]
+kind = "roce"
+cc = "swift"
+[workload]
+kind = "flows"
+)" + flows;
+  auto last = [&base](const std::string& cwnd) {
+    const RunResult r = run_checked(load_scenario_text(base, "s.toml",
+                                                       {"transport.swift.initial_cwnd=" + cwnd,
+                                                        "transport.swift.min_cwnd=" + cwnd,
+                                                        "transport.swift.max_cwnd=" + cwnd}));
+    EXPECT_TRUE(r.all_done);
+    Time end;
+    for (const auto& f : r.flows) end = std::max(end, f.end);
+    return static_cast<double>(end.ps());
+  };
+  EXPECT_NEAR(last("0.5") / last("1"), 2.0, 0.1);
+}
+
+// Swift's RTO (max(2 x smoothed RTT, 100 us)) replaces RoCE's IB timeout of 67 ms: at 5 % loss
+// the tail losses of 16 flows time out and each costs about 100 us, not 67 ms.
+TEST(DelayScenario, SwiftsRtoGovernsRoceTimeouts) {
+  const std::string lossy = R"(
+[topology]
+kind = "single_switch"
+hosts = 16
+[network]
+loss_probability = 0.05
+[network.pfc]
+enabled = false
+[transport]
+kind = "roce"
+cc = "swift"
+[workload]
+kind = "permutation"
+bytes = "100KB"
+)";
+  const RunResult r = run_checked(load_scenario_text(lossy, "l.toml"));
+  ASSERT_TRUE(r.all_done);
+  uint64_t timeouts = 0;
+  for (const auto& f : r.flows) timeouts += f.timeouts;
+  EXPECT_GT(timeouts, 0U);
+  Time end;
+  for (const auto& f : r.flows) end = std::max(end, f.end);
+  EXPECT_LT(end, 2_ms);
+  const RunResult slow =
+      run_checked(load_scenario_text(lossy, "l.toml", {"transport.swift.min_rto=5ms"}));
+  Time slow_end;
+  for (const auto& f : slow.flows) slow_end = std::max(slow_end, f.end);
+  EXPECT_GT(slow_end, 5_ms);  // the key is the floor
 }
 
 // nic_jitter: each packet leaves up to J later than pacing allows, uniform; over N packets the

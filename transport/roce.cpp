@@ -171,6 +171,9 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
           if (acked > Bytes()) wake();
           const Bytes resent = payload_between(snd_una_, snd_nxt_);
           snd_nxt_ = snd_una_;  // go back N: resend everything from the hole
+          // The NACK is an acknowledgement too (its cumulative part, its delay sample, its INT
+          // stack), as in IRN's recovery and ns-3's ReceiveAck.
+          signal_ack(*p, now, acked);
           cc_->on_nack({now, acked, resent});
           cc_changed(/*kick=*/false);
           if (!dead_) host_.activate(this);
@@ -312,6 +315,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   uint64_t sent_end() const { return selective_ ? sb_.nxt() : high_sent_; }
 
   Time rto() const {
+    if (out_.rto > Time()) return out_.rto;  // the CC's own rule (Swift, REFERENCE.md §2.2)
     if (!selective_) return t_.cfg_.rto(retries_);
     const IrnConfig& irn = t_.cfg_.irn;
     return sb_.outstanding() <= static_cast<uint64_t>(irn.low_packets) ? irn.rto_low : irn.rto_high;
@@ -382,10 +386,11 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     read_output();
     const Rate rate = out_.rate;
     if (sent_any_ && (rate != gap_rate_ || last_wire_ != gap_wire_)) {
-      gap_ = serialization_delay(last_wire_, rate);
+      gap_bytes_ = serialization_delay(last_wire_, rate);
       gap_rate_ = rate;
       gap_wire_ = last_wire_;
     }
+    gap_ = std::max(gap_bytes_, out_.gap);  // a per-packet floor (Swift below one packet)
     rearm_cc_timer(*cc_, cc_timer_, sim_.scheduler(), this, kCc);
     if (kick) wake();
   }
@@ -410,8 +415,9 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   uint64_t snd_nxt_ = 0;    // next PSN to send
   uint64_t high_sent_ = 0;  // one past the highest PSN ever sent
   Time last_send_;
-  Time gap_;       // serialization of the last packet at the current rate
-  Rate gap_rate_;  // the rate and size gap_ was computed for
+  Time gap_;        // least time to the next packet: gap_bytes_, or the CC's per-packet gap
+  Time gap_bytes_;  // serialization of the last packet at the current rate
+  Rate gap_rate_;   // the rate and size gap_bytes_ was computed for
   int64_t gap_wire_ = 0;
   int64_t last_wire_ = 0;
   bool sent_any_ = false;

@@ -2,7 +2,7 @@
 #include "cc/swift/swift.h"
 
 #include <algorithm>  // clamp, max, min
-#include <cmath>      // sqrt
+#include <cmath>      // floor, sqrt
 
 namespace fabsim {
 
@@ -27,14 +27,21 @@ Time SwiftCc::target() const {
   return cfg_.base_target + cfg_.per_hop * hops_ + Time::ps(static_cast<int64_t>(fs));
 }
 
+Time SwiftCc::rto() const {
+  return std::max(cfg_.min_rto, Time::ps(static_cast<int64_t>(cfg_.rto_scalar * rtt_)));
+}
+
 CcOutput SwiftCc::output() const {
+  const Rate line(static_cast<int64_t>(line_));
   if (cwnd_ >= 1 || rtt_ <= 0) {
-    return {Rate(static_cast<int64_t>(line_)),
-            Bytes(static_cast<int64_t>(std::max(cwnd_, 1.0) * mss_))};
+    // Whole packets only: a packet goes while the packets in flight and it fit the window
+    // (htsim sends while in flight + mss <= cwnd), so a window of 1.9 packets holds 1.
+    const double packets = std::floor(std::max(cwnd_, 1.0));
+    return {line, Bytes(static_cast<int64_t>(packets * mss_)), Time(), rto()};
   }
-  // Below one packet: one packet in flight, paced one per rtt / cwnd.
-  const double rate = std::min(line_, cwnd_ * mss_ * 8 / (rtt_ * 1e-12));
-  return {Rate(static_cast<int64_t>(std::max(rate, 1.0))), Bytes(static_cast<int64_t>(mss_))};
+  // Below one packet: one packet in flight, and one packet, whatever its size, per rtt / cwnd.
+  return {line, Bytes(static_cast<int64_t>(mss_)), Time::ps(static_cast<int64_t>(rtt_ / cwnd_)),
+          rto()};
 }
 
 bool SwiftCc::a_round_trip_since_decrease(Time now) const {
@@ -52,7 +59,8 @@ void SwiftCc::on_ack(const AckSignal& s) {
   if (delay_ <= goal) {
     cwnd_ += cwnd_ >= 1 ? cfg_.ai * acked / cwnd_ : cfg_.ai * acked;
   } else if (a_round_trip_since_decrease(s.now)) {
-    cwnd_ *= std::max(1 - cfg_.beta * (delay_ - goal) / delay_, 1 - cfg_.max_mdf);
+    // The smoothed delay decides; the cut is the sample's (REFERENCE.md §2.2, htsim).
+    cwnd_ *= std::max(1 - cfg_.beta * (sample - goal) / sample, 1 - cfg_.max_mdf);
     last_decrease_ = s.now;
     decreased_ = true;
   }
@@ -72,6 +80,7 @@ void SwiftCc::retransmitted(Time now) {
 }
 
 void SwiftCc::on_nack(const NackSignal& s) {
+  if (s.acked > Bytes()) retx_ = 0;  // its cumulative part is progress
   if (s.resent > Bytes()) retransmitted(s.now);
 }
 
@@ -111,9 +120,15 @@ class SwiftKind final : public CcKind {
                                               "retransmissions in a row before cwnd = min_cwnd"));
     c.delay_ewma = s.real("delay_ewma", c.delay_ewma, 1e-6, 1.0,
                           "weight of the newest delay sample (1 = none) [UNVERIFIED]");
+    c.min_rto = s.time("min_rto", c.min_rto,
+                       "smallest retransmission timeout; RTO = max(rto_scalar x smoothed RTT, "
+                       "min_rto), used by RoCE in place of its own [UNVERIFIED: htsim's 100 us]");
+    c.rto_scalar = s.real("rto_scalar", c.rto_scalar, 0.0, 1e6,
+                          "RTO in smoothed round trips, above min_rto [UNVERIFIED]");
     if (!s.describing()) {
       if (c.fs_max_cwnd <= c.fs_min_cwnd) s.fail("fs_max_cwnd", "a window above fs_min_cwnd");
       if (c.base_target <= Time()) s.fail("base_target", "a positive duration");
+      if (c.min_rto <= Time()) s.fail("min_rto", "a positive duration");
     }
     return KindConfig::of(c);
   }

@@ -8,8 +8,9 @@
 // ai x acked (cwnd < 1), in packets; delay > target, at most once per round trip:
 // cwnd *= max(1 - beta (delay - target) / delay, 1 - max_mdf). On a retransmission (NACK or
 // timeout), once per round trip: cwnd *= 1 - max_mdf; after retx_reset retransmissions
-// without progress: cwnd = min_cwnd. Clamp to [min_cwnd, max_cwnd]. Below one packet the
-// window is one packet and the sender is paced at cwnd x mss per round trip.
+// without progress: cwnd = min_cwnd. Clamp to [min_cwnd, max_cwnd]. The window holds whole
+// packets (floor(cwnd) of them); below one packet it is one packet, and packets, whatever their
+// size, start at least rtt / cwnd apart. RTO = max(rto_scalar x smoothed RTT, min_rto).
 // The fabric delay here is the NIC-timestamped round trip: fabsim's hosts add no processing
 // delay. Defaults: htsim's labelled guesses [UNVERIFIED: the paper's production values].
 #pragma once
@@ -25,15 +26,17 @@ struct SwiftConfig {
   double beta = 0.8;
   double max_mdf = 0.5;
   Time base_target = Time::us(20);
-  Time per_hop;              // 0 = base_target / 6.55
-  Time fs_range;             // 0 = 5 x base_target
-  double fs_min_cwnd = 0.1;  // packets
-  double fs_max_cwnd = 100;  // packets
-  double min_cwnd = 0.001;   // packets
-  double max_cwnd = 0;       // packets; 0 = 2 x the fabric's BDP (at least 100)
-  double initial_cwnd = 0;   // packets; 0 = the fabric's BDP (at least 1)
-  int retx_reset = 5;        // retransmissions without progress before cwnd = min_cwnd
-  double delay_ewma = 1.0;   // weight of the newest delay sample (1 = no smoothing)
+  Time per_hop;                  // 0 = base_target / 6.55
+  Time fs_range;                 // 0 = 5 x base_target
+  double fs_min_cwnd = 0.1;      // packets
+  double fs_max_cwnd = 100;      // packets
+  double min_cwnd = 0.001;       // packets
+  double max_cwnd = 0;           // packets; 0 = 2 x the fabric's BDP (at least 100)
+  double initial_cwnd = 0;       // packets; 0 = the fabric's BDP (at least 1)
+  int retx_reset = 5;            // retransmissions without progress before cwnd = min_cwnd
+  double delay_ewma = 1.0;       // weight of the newest delay sample (1 = no smoothing)
+  Time min_rto = Time::us(100);  // htsim's [UNVERIFIED]
+  double rto_scalar = 2.0;       // smoothed round trips [UNVERIFIED]
 };
 
 class SwiftCc final : public CongestionControl {
@@ -49,6 +52,7 @@ class SwiftCc final : public CongestionControl {
   double cwnd() const { return cwnd_; }  // packets
   Time target() const;
   Time smoothed_delay() const { return Time::ps(static_cast<int64_t>(delay_)); }
+  Time rto() const;
 
  private:
   void retransmitted(Time now);

@@ -745,6 +745,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   void read_output() {
     const CcOutput out = cc_->output();
     rate_ = out.rate;
+    cc_gap_ = out.gap;
     cc_window_ = out.window;
     window_ = t_.inflight_cap_;
     if (out.window != kUnlimitedWindow) window_ = std::min(window_, out.window.count());
@@ -753,7 +754,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
 
   void cc_changed(bool kick) {
     read_output();
-    if (sent_any_) gap_ = serialization_delay(last_wire_, rate_);
+    if (sent_any_) gap_ = std::max(serialization_delay(last_wire_, rate_), cc_gap_);
     rearm_cc_timer(*cc_, cc_timer_, sim_.scheduler(), this, kCc);
     if (kick) wake();
   }
@@ -782,6 +783,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   uint64_t uud_next_ = 0;  // UUD keeps no scoreboard
   std::unique_ptr<CongestionControl> cc_;
   Rate rate_;
+  Time cc_gap_;  // the CC's per-packet gap (CcOutput::gap)
   int64_t last_wire_ = 0;
   int64_t framing_;  // preamble, SFD and gap bytes of the NIC's link
   EntropySelector entropy_;
