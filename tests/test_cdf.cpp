@@ -248,6 +248,27 @@ TEST(Cdf, LoaderErrorsNameTheFileKeyAndExpectation) {
   EXPECT_NE(error_of(scenario("bytes = 100")).find("workload.bytes"), std::string::npos);
 }
 
+// Sizes written as whole reals (HPCC's generator reads them with float()) and a UTF-8 byte order
+// mark are read; a fractional size, an empty file and a size past int64 are errors that say so.
+TEST(Cdf, ParserTakesWholeRealsAndAByteOrderMark) {
+  std::string error;
+  const auto sci = SizeCdf::parse("\xEF\xBB\xBF"
+                                  "0 0\n1e3 50\n2000.0 100\n",
+                                  &error);
+  ASSERT_TRUE(sci.has_value()) << error;
+  ASSERT_EQ(sci->points().size(), 3U);
+  EXPECT_EQ(sci->points()[1].bytes, 1000);
+  EXPECT_EQ(sci->points()[2].bytes, 2000);
+  EXPECT_FALSE(SizeCdf::parse("0 0\n100.5 100\n", &error).has_value());
+  EXPECT_EQ(error, "line 2: expected a size in whole bytes (0 to 9.2e18), got \"100.5\"");
+  EXPECT_FALSE(SizeCdf::parse("0 0\n99999999999999999999 100\n", &error).has_value());
+  EXPECT_NE(error.find("line 2: expected a size in whole bytes"), std::string::npos) << error;
+  EXPECT_FALSE(SizeCdf::parse("# nothing\n\n", &error).has_value());
+  EXPECT_EQ(error, "expected at least two points (percent 0 to percent 100), found none");
+  EXPECT_FALSE(SizeCdf::parse("0 0\n", &error).has_value());
+  EXPECT_EQ(error, "line 1: expected at least two points (percent 0 to percent 100), got 1");
+}
+
 // A relative path is read from the scenario file's directory, not the working directory.
 TEST(Cdf, RelativePathIsFromTheScenarioFile) {
   const auto cdf = write_cdf("two.txt", "# uniform 0..1000 B\n0 0\n1000 100\n");

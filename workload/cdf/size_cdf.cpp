@@ -5,6 +5,7 @@
 
 #include <algorithm>     // partition_point
 #include <charconv>      // from_chars
+#include <cmath>         // isfinite, floor
 #include <system_error>  // errc
 
 namespace fabsim {
@@ -28,6 +29,18 @@ template <typename T> bool number(std::string_view w, T& v) {
   return ec == std::errc() && end == w.data() + w.size();
 }
 
+// A size in whole bytes: an integer, or a real number with no fraction ("1e3", "1000.0": a file
+// that HPCC's generator reads with float()).
+bool whole_bytes(std::string_view w, int64_t& v) {
+  if (number(w, v)) return true;
+  double d = 0;
+  if (!number(w, d) || !std::isfinite(d) || d < 0 || d >= 9.2e18 || std::floor(d) != d) {
+    return false;
+  }
+  v = static_cast<int64_t>(d);
+  return true;
+}
+
 }  // namespace
 
 std::optional<SizeCdf> SizeCdf::parse(std::string_view text, std::string* error) {
@@ -39,6 +52,7 @@ std::optional<SizeCdf> SizeCdf::parse(std::string_view text, std::string* error)
     return std::nullopt;
   };
   size_t pos = 0;
+  if (text.starts_with("\xEF\xBB\xBF")) pos = 3;  // a UTF-8 byte order mark
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
@@ -54,8 +68,8 @@ std::optional<SizeCdf> SizeCdf::parse(std::string_view text, std::string* error)
     if (w.size() != 2) {
       return fail(line_no, fmt::format("two numbers `size_bytes cdf_percent`, got \"{}\"", line));
     }
-    if (!number(w[0], p.bytes) || p.bytes < 0) {
-      return fail(line_no, fmt::format("a size in whole bytes (>= 0), got \"{}\"", w[0]));
+    if (!whole_bytes(w[0], p.bytes) || p.bytes < 0) {
+      return fail(line_no, fmt::format("a size in whole bytes (0 to 9.2e18), got \"{}\"", w[0]));
     }
     if (!number(w[1], p.percent) || !(p.percent >= 0 && p.percent <= 100)) {
       return fail(line_no, fmt::format("a cumulative percent in [0, 100], got \"{}\"", w[1]));
@@ -79,9 +93,13 @@ std::optional<SizeCdf> SizeCdf::parse(std::string_view text, std::string* error)
     cdf.points_.push_back(p);
     last_line = line_no;
   }
+  if (cdf.points_.empty()) {
+    *error = "expected at least two points (percent 0 to percent 100), found none";
+    return std::nullopt;
+  }
   if (cdf.points_.size() < 2) {
-    return fail(line_no, fmt::format("at least two points (percent 0 to percent 100), got {}",
-                                     cdf.points_.size()));
+    return fail(last_line, fmt::format("at least two points (percent 0 to percent 100), got {}",
+                                       cdf.points_.size()));
   }
   if (cdf.points_.back().percent != 100) {
     return fail(last_line,
