@@ -488,6 +488,31 @@ TEST(Uet, IncastWithTrimmingNeedsNoTimer) {
   }
 }
 
+// ROD on the same incast: each trim costs a go-back, and the rest of the old flight keeps drawing
+// NACKs of the PSN already gone back to. Those are recognised by the send time they echo and do
+// not go back again. Before, every one did: 1,674 duplicates (a third of the trims) and a median
+// FCT of 2,253 us against RUD's 919; now 183 and 1,645.
+TEST(Uet, RodGoesBackOnceForTheNacksOfItsOldFlight) {
+  const std::string incast =
+      uet_fabric(32, 16,
+                 "[transport.uet]\nmode = \"rod\"\n[network.trim]\nenabled = true\n[workload]\n"
+                 "kind = \"incast\"\nsenders = 16\nbytes = \"1MB\"\nreceiver = 0\n");
+  const RunResult r = run_checked(load_scenario_text(incast, "rod.toml"));
+  EXPECT_TRUE(r.all_done);
+  EXPECT_EQ(r.ledger.total().dropped_total().packets, 0U);
+  EXPECT_GT(counter(r, "stale_nacks"), 100U);
+  EXPECT_LT(10 * counter(r, "duplicates"), r.totals.trims);
+  const RunResult rud =
+      run_checked(load_scenario_text(incast, "rod.toml", {"transport.uet.mode=rud"}));
+  auto median = [](const RunResult& run) {
+    std::vector<int64_t> f;
+    for (const auto& x : run.flows) f.push_back(x.fct().ps());
+    std::sort(f.begin(), f.end());
+    return static_cast<double>(f[f.size() / 2]);
+  };
+  EXPECT_LT(median(r), 2.0 * median(rud));
+}
+
 // A permutation at 1 % loss per fabric link: the sender keeps new PSNs within the receiver's
 // reorder window of the oldest unacknowledged one, so nothing arrives beyond it.
 TEST(Uet, LossNeverPushesPsnsBeyondTheReceiverWindow) {

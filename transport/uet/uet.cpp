@@ -33,6 +33,9 @@ constexpr uint64_t kTargetMask = 0xFFFFFF;
 // data that triggered the ACK, both relative to the CACK in Packet::seq.
 constexpr size_t kBaseOffset = 8;
 constexpr size_t kTriggerOffset = 12;
+// NACK layout: the CACK at offset 0, then when the data that drew it was sent (its Packet::sent,
+// echoed as a timestamp): a ROD sender tells a NACK of its old flight from one of its go-back.
+constexpr size_t kNackSentOffset = 8;
 
 // RUD and ROD keep sequence state per PDC, set up and torn down; RUDI and UUD keep none here.
 bool has_pdc_life(PdsMode m) {
@@ -573,6 +576,20 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     if (mode_ == PdsMode::kRod) {
       // Everything below the expected PSN arrived; go back to it.
       sb_.ack(psn, psn, 0);
+      // Unless this PDC already went back to it, or below it, after the data that drew this
+      // NACK was sent: every PSN from the go-back's on was queued again then, and the rest of
+      // the old flight (later PSNs, trimmed copies; overtaken by the resends after an entropy
+      // change) keeps arriving and drawing NACKs that say nothing the go-back did not answer.
+      // Going back again would resend copies still in flight (a 16:1 incast with trimming had
+      // 1,674 duplicates and twice RUD's completion time before this check).
+      const Time drawn_by = Time::ps(p.get_ext_at<int64_t, kNackSentOffset>());
+      if (went_back_ && psn >= back_psn_ && drawn_by < back_at_) {
+        ++t_.counters_.stale_nacks;
+        return;
+      }
+      went_back_ = true;
+      back_psn_ = psn;
+      back_at_ = now;
       const uint64_t n = sb_.rewind(psn);
       t_.counters_.rtx_nack += n;
       if (n > 0) {
@@ -788,6 +805,9 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   int64_t framing_;  // preamble, SFD and gap bytes of the NIC's link
   EntropySelector entropy_;
   uint16_t rod_ev_ = 0;
+  bool went_back_ = false;  // ROD: the PDC went back to back_psn_ at back_at_ (on_nack)
+  uint64_t back_psn_ = 0;
+  Time back_at_;
   Ring<Message> messages_;
   int consecutive_timeouts_ = 0;
   int timeout_rounds_ = 0;  // retry rounds since the last answer on the data path (retry_round)
@@ -878,6 +898,11 @@ class UetTransport::PdcReceiver : public Endpoint {
         // an ACK went with it: 167,429 extra ACKs in the 128:1 incast, 230,149 against htsim's
         // 62,651.)
         send_nack(*p, psn, kNackTrimmed);
+        if (mode_ == PdsMode::kRod) {  // the expected PSN: NACKed, as nack_gap would have
+          nacked_ = true;
+          nack_psn_ = psn;
+          nack_time_ = now;
+        }
       }
       sim_.pool().release(p);
       return;
@@ -973,6 +998,7 @@ class UetTransport::PdcReceiver : public Endpoint {
     Packet* p = control(data, PacketType::kNack, psn);
     p->flags = code;
     p->set_ext_at<uint64_t, 0>(bitmap_.expected());  // the NACK carries the CACK too
+    p->set_ext_at<int64_t, kNackSentOffset>(data.sent.ps());
     if (code == kNackTrimmed && psn + 1 > nacked_end_) nacked_end_ = psn + 1;
     if (t_.flows_[data.flow].trace) t_.flows_.trace({sim_.now(), data.flow, 'n', psn, 0});
     host_.send_control(p);
@@ -1255,6 +1281,7 @@ std::vector<std::pair<std::string, uint64_t>> UetTransport::counters() const {
                                                   {"pdc_closes", counters_.closes},
                                                   {"stale", counters_.stale}};
   if (cfg_.retry_limit > 0) c.emplace_back("failed_pdcs", counters_.failed_pdcs);
+  if (cfg_.mode == PdsMode::kRod) c.emplace_back("stale_nacks", counters_.stale_nacks);
   if (!cfg_.receiver_credit) return c;
   if (feedback_on_) {
     c.insert(c.end(), {{"feedback_periods", counters_.feedback_periods},

@@ -131,25 +131,26 @@ class UetTransport : public Transport {
   const CongestionControl* pdc_cc(uint32_t src, uint32_t dst) const;
 
   struct Counters {
-    uint64_t acks = 0;                // ACKs sent (RUDI responses included)
-    uint64_t nacks = 0;               // NACKs sent
-    uint64_t trimmed_nacks = 0;       // of which for a trimmed packet
-    uint64_t timeouts = 0;            // PSNs expired by the retransmission timer
-    uint64_t rtx_nack = 0;            // retransmissions after a NACK (or ROD rewind)
-    uint64_t rtx_timeout = 0;         // retransmissions after a timeout
-    uint64_t spurious = 0;            // data arrivals already received (duplicates)
-    uint64_t trims_seen = 0;          // trimmed headers that reached a receiver
-    uint64_t out_of_window = 0;       // arrivals beyond the receiver's window (discarded)
-    uint64_t pdcs = 0;                // PDCs opened (set up by SYN data packets)
-    uint64_t closes = 0;              // Close frames sent (resends included)
-    uint64_t failed_pdcs = 0;         // PDCs that gave up after retry_limit retry rounds
-    uint64_t stale = 0;               // data arrivals for a closed PDC (discarded)
-    uint64_t grants = 0;              // credit packets sent by receivers' pacers
-    uint64_t credit_requests = 0;     // credit request control packets sent
-    uint64_t credit_reasks = 0;       // credit requests re-sent after an RTO without grants
-    uint64_t credit_repeats = 0;      // grants repeating a pull number for a starved sender
-    uint64_t flagged = 0;             // data packets carrying seed 001's flag
-    uint64_t feedback_periods = 0;    // fabric feedback periods run by receivers' pacers
+    uint64_t acks = 0;              // ACKs sent (RUDI responses included)
+    uint64_t nacks = 0;             // NACKs sent
+    uint64_t trimmed_nacks = 0;     // of which for a trimmed packet
+    uint64_t timeouts = 0;          // PSNs expired by the retransmission timer
+    uint64_t rtx_nack = 0;          // retransmissions after a NACK (or ROD rewind)
+    uint64_t rtx_timeout = 0;       // retransmissions after a timeout
+    uint64_t spurious = 0;          // data arrivals already received (duplicates)
+    uint64_t trims_seen = 0;        // trimmed headers that reached a receiver
+    uint64_t out_of_window = 0;     // arrivals beyond the receiver's window (discarded)
+    uint64_t pdcs = 0;              // PDCs opened (set up by SYN data packets)
+    uint64_t closes = 0;            // Close frames sent (resends included)
+    uint64_t failed_pdcs = 0;       // PDCs that gave up after retry_limit retry rounds
+    uint64_t stale = 0;             // data arrivals for a closed PDC (discarded)
+    uint64_t stale_nacks = 0;       // ROD: NACKs drawn by data sent before the go-back they ask for
+    uint64_t grants = 0;            // credit packets sent by receivers' pacers
+    uint64_t credit_requests = 0;   // credit request control packets sent
+    uint64_t credit_reasks = 0;     // credit requests re-sent after an RTO without grants
+    uint64_t credit_repeats = 0;    // grants repeating a pull number for a starved sender
+    uint64_t flagged = 0;           // data packets carrying seed 001's flag
+    uint64_t feedback_periods = 0;  // fabric feedback periods run by receivers' pacers
     uint64_t feedback_decreases = 0;  // of which decided a decrease (at the floor too)
   };
   const Counters& stats() const { return counters_; }
