@@ -434,6 +434,31 @@ TEST(RoceRead, AnsweredReadsStayBounded) {
   EXPECT_LE(kept, 66U);  // one read in progress at a time: 2 x 1 + 64 slack, then a sweep
 }
 
+// A read queued behind a larger one on the same QP gets no data until the first is sent: its
+// requester waits while earlier reads' data keeps arriving, and asks again only after a whole
+// timeout of silence. Before, it counted every timeout as a try and declared the source failed
+// (10 requests, failed_qps 1, exit 3) though nothing was lost and both reads completed.
+TEST(RoceRead, AReadQueuedBehindAnotherIsNotGivenUp) {
+  std::string s = two_hosts("rltp", 1024, "4MiB", "op = \"read\"");
+  s += "[[workload.flows]]\nsrc = 0\ndst = 1\nbytes = \"4KiB\"\nstart = \"1us\"\n";
+  const RunResult r = run_checked(load_scenario_text(s, "r.toml"));
+  ASSERT_TRUE(r.flows[0].done && r.flows[1].done);
+  EXPECT_TRUE(r.complete());
+  EXPECT_EQ(counter(r, "failed_qps"), 0U);
+  EXPECT_EQ(counter(r, "read_requests"), 2U);  // one each: nothing was lost
+}
+
+// A read whose every request is lost: retry_limit + 1 requests (7 + 1), one rto_low apart, and
+// the source declared failed one rto_low after the last (not when it is sent).
+TEST(RoceRead, AnUnansweredReadMakesRetryLimitPlusOneRequests) {
+  std::string s = two_hosts("rltp", 1024, "4KiB", "op = \"read\"");
+  s += "[network.loss]\nprobability = 1.0\nlinks = \"host_up\"\n";
+  const RunResult r = run_checked(load_scenario_text(s, "r.toml"));
+  EXPECT_FALSE(r.flows[0].done);
+  EXPECT_EQ(counter(r, "read_requests"), 8U);
+  EXPECT_EQ(counter(r, "failed_qps"), 1U);
+}
+
 // ACKs coalesced beyond the BDP cap would leave the sender blocked until its timeout: the
 // receiver acknowledges at least every half cap (review of issue 15).
 TEST(SelectiveRepeat, AckCoalescingNeverWaitsPastTheCap) {

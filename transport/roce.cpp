@@ -6,6 +6,7 @@
 #include <cstring>        // memcpy
 #include <unordered_set>  // read requests already answered
 #include <utility>        // pair
+#include <vector>         // unanswered read parts
 
 #include "core/assert.h"
 #include "core/ring.h"  // messages and completions per QP
@@ -227,14 +228,14 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     }
     if (!rto_timer_.fire(sim_.scheduler(), this, tag, gen) || snd_una_ >= sent_end() || dead_)
       return;
-    ++t_.counters_.timeouts;
-    ++t_.flows_[message_of(snd_una_).flow].timeouts;
-    trace_front('t', snd_una_);
-    if (++retries_ > t_.cfg_.retry_limit) {
+    if (++retries_ > t_.cfg_.retry_limit) {  // the fatal expiry rewinds nothing
       dead_ = true;
       ++t_.counters_.failed_qps;
       return;
     }
+    ++t_.counters_.timeouts;
+    ++t_.flows_[message_of(snd_una_).flow].timeouts;
+    trace_front('t', snd_una_);
     if (selective_) {
       sb_.timeout();  // resend what is outstanding and not SACKed
     } else {
@@ -456,9 +457,12 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
     const Time now = sim_.now();
     t_.flows_.received(p->flow, *p, now);
     echo_ = p->sent;  // the next ACK or NACK echoes the latest data packet's transmit time
-    if (t_.cfg_.op == RdmaOp::kRead && last_seen_flow_ != p->flow) {
-      last_seen_flow_ = p->flow;
-      seen_.insert(p->flow);
+    if (t_.cfg_.op == RdmaOp::kRead) {
+      last_arrival_ = now;
+      if (last_seen_flow_ != p->flow) {
+        last_seen_flow_ = p->flow;
+        seen_.insert(p->flow);
+      }
     }
     if (int_bytes_ >= 0 && p->block != 0) keep_int(sim_.pool().block(*p));
     if (p->ecn == Ecn::kCe) {
@@ -502,6 +506,8 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
 
   /// True once a data packet of `flow` arrived here (read mode): its request was answered.
   bool has_data_of(uint32_t flow) const { return seen_.count(flow) != 0; }
+  /// When data of any flow last arrived here (read mode): the source is answering.
+  Time last_arrival() const { return last_arrival_; }
   /// Sends a read request for `bytes` of `flow` to the paired sender (the data's source).
   void request_read(uint32_t flow, int64_t bytes) {
     ++t_.counters_.read_requests;
@@ -679,6 +685,7 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
   uint64_t half_cap_;                  // selective repeat: ACK at least every half BDP cap
   std::unordered_set<uint32_t> seen_;  // read mode: flows with data here
   uint32_t last_seen_flow_ = UINT32_MAX;
+  Time last_arrival_;                         // read mode: the last data arrival of any flow
   Ring<std::pair<uint64_t, uint32_t>> ends_;  // (one past last PSN, flow), by PSN
 };
 
@@ -788,7 +795,7 @@ void RoceTransport::begin(uint32_t id) {
   const FlowSpec& spec = flows_[id].spec;
   Connection& c = connection_of(id);
   if (cfg_.op == RdmaOp::kRead) {
-    send_read_request(id);
+    send_read_request(id, /*retry=*/false);
     return;
   }
   const auto k = static_cast<int64_t>(c.send.size());
@@ -809,34 +816,52 @@ void RoceTransport::begin(uint32_t id) {
   }
 }
 
-// A read: the data's destination asks each QP of the connection for its share; a request that
-// is lost is sent again after a retransmission timeout if no data of the flow has arrived.
-void RoceTransport::send_read_request(uint32_t id) {
+// A read: the data's destination asks each QP part of the connection for its share. A part
+// whose request drew no data of the flow within a retransmission timeout is asked again (its
+// request or data was lost), unless data of earlier reads kept arriving on it meanwhile: the
+// source answers a QP's requests in order, so a read queued behind others waits, and the source
+// is answering (IB resets the requester's timer on every response). After retry_limit + 1
+// requests, a whole timeout with no answer to the last one makes the flow's source a failed
+// sender (the run did not finish).
+void RoceTransport::send_read_request(uint32_t id, bool retry) {
   const FlowSpec& spec = flows_[id].spec;
   Connection& c = connection_of(id);
+  const Time now = net_.sim().now();
   const auto k = static_cast<int64_t>(c.recv.size());
   const int64_t per = spec.bytes / k;
   const int64_t rem = spec.bytes % k;
+  const Time rto = selective() ? cfg_.irn.rto_low : cfg_.rto(0);
+  ReadState& st = read_state_[id];
+  std::vector<size_t> unanswered;
+  bool answering = false;
   int parts = 0;
-  bool asked = false;
   for (int64_t i = 0; i < k; ++i) {
     const int64_t b = per + (i < rem ? 1 : 0);
     if (b <= 0) continue;
     ++parts;
-    if (!c.recv[i]->has_data_of(id)) {  // the source ignores a request it already answered
-      c.recv[i]->request_read(id, b);
-      asked = true;
-    }
+    const auto q = static_cast<size_t>(i);
+    if (c.recv[q]->has_data_of(id)) continue;  // the source ignores a request it answered
+    unanswered.push_back(q);
+    if (retry && c.recv[q]->last_arrival() > st.asked) answering = true;
   }
-  if (selective()) recv_parts_.try_emplace(id, parts);
-  if (!asked) return;
-  int& tries = read_tries_[id];
-  if (++tries > cfg_.retry_limit + 1) {  // the source is gone: the run did not finish
+  if (!retry && selective()) recv_parts_.try_emplace(id, parts);
+  if (unanswered.empty()) return;
+  if (answering) {  // earlier reads' data came since the last request: wait on
+    st.asked = now;
+    defer(now + rto, id, kReadRetry);
+    return;
+  }
+  if (st.tries > cfg_.retry_limit) {  // retry_limit + 1 requests, none answered
     ++counters_.failed_qps;
     return;
   }
-  const Time rto = selective() ? cfg_.irn.rto_low : cfg_.rto(0);
-  defer(net_.sim().now() + rto, id, kReadRetry);
+  for (const size_t q : unanswered) {
+    const int64_t b = per + (static_cast<int64_t>(q) < rem ? 1 : 0);
+    c.recv[q]->request_read(id, b);
+  }
+  ++st.tries;
+  st.asked = now;
+  defer(now + rto, id, kReadRetry);
 }
 
 void RoceTransport::defer(Time at, uint32_t id, uint8_t what) {
@@ -856,7 +881,7 @@ void RoceTransport::on_event(uint32_t tag, uint32_t gen) {
     if (d.what == kBegin) {
       begin(d.flow);
     } else if (!flows_[d.flow].done) {
-      send_read_request(d.flow);  // a part has no response yet: its request or data was lost
+      send_read_request(d.flow, /*retry=*/true);  // a part has had no response yet
     }
   }
   if (!deferred_.empty()) deferred_timer_.arm(net_.sim().scheduler(), this, 0, deferred_.top().at);
@@ -866,7 +891,7 @@ void RoceTransport::part_done(std::unordered_map<uint32_t, int>& parts, uint32_t
   const auto it = parts.find(id);
   if (it == parts.end() || --it->second > 0) return;
   parts.erase(it);
-  read_tries_.erase(id);
+  read_state_.erase(id);
   flows_.complete(id, now);
 }
 

@@ -152,7 +152,7 @@ class RoceTransport : public Transport, public EventTarget {
   /// The operation of flow `id` begins now (after its command latency and setup).
   void begin(uint32_t id);
   void defer(Time at, uint32_t id, uint8_t what);
-  void send_read_request(uint32_t id);
+  void send_read_request(uint32_t id, bool retry);
   /// One QP's part of flow `id` is done (`parts`: write_parts_ at the sender on its last ACK,
   /// recv_parts_ at the receiver when its cumulative point passes); the last part completes it.
   void part_done(std::unordered_map<uint32_t, int>& parts, uint32_t id, Time now);
@@ -186,8 +186,12 @@ class RoceTransport : public Transport, public EventTarget {
   Timer deferred_timer_;
   std::unordered_map<uint32_t, int> write_parts_;  // write: QP parts not yet acknowledged
   std::unordered_map<uint32_t, int> recv_parts_;   // selective send/read: parts not yet in order
-  std::unordered_map<uint32_t, int> read_tries_;   // read requests sent per flow
-  std::unordered_map<uint64_t, Time> conn_ready_;  // host pair -> setup done
+  struct ReadState {
+    int tries = 0;  // requests sent
+    Time asked;     // the last request, or the last time earlier reads' data was seen waiting
+  };
+  std::unordered_map<uint32_t, ReadState> read_state_;  // per read flow not yet complete
+  std::unordered_map<uint64_t, Time> conn_ready_;       // host pair -> setup done
 };
 
 }  // namespace fabsim
