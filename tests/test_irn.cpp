@@ -470,6 +470,37 @@ TEST(SelectiveRepeat, AckCoalescingNeverWaitsPastTheCap) {
   EXPECT_LT(r.flows[0].fct(), 1050_us);
 }
 
+// IRN with PFC: long pauses of a 127:1 incast with 256 KiB buffers make IRN's 100/320 us timers
+// expire with nothing lost (2,638 spurious timeouts). They resend; only IB timeouts without
+// progress use up the retry budget. Before, eight fast expiries in a row ended a QP: 3 of 127
+// flows never finished in a run with zero drops (exit 3).
+TEST(SelectiveRepeat, SpuriousTimeoutsUnderPfcDoNotEndAQp) {
+  const RunResult r = run_checked(load_scenario(
+      std::string(FABSIM_SOURCE_DIR) + "/scenarios/irn-incast.toml",
+      {"transport.recovery=irn", "network.buffer.size=256KiB", "workload.senders=127"}));
+  EXPECT_EQ(r.ledger.total().dropped_total().packets, 0U);
+  EXPECT_GT(counter(r, "timeouts"), 100U);
+  EXPECT_EQ(counter(r, "failed_qps"), 0U);
+  EXPECT_TRUE(r.complete());
+}
+
+// A dead path under IRN: the QP fails after retry_limit + 1 IB timeouts without progress, not
+// after retry_limit + 1 of IRN's own expiries. Four packets outstanding (> 3): IRN's timer is
+// rto_high, 320 us after the last send; the IB timeout is 4.096 us x 2^7 = 524 us; retry_limit
+// 2. Expiries at about 323, 645, 968, 1,290, 1,613 and 1,936 us; those at least 524 us after
+// the last count (645 and 1,290) count, and the third count, at 1,936 us, ends the QP. So five
+// expiries rewound (before, the third expiry ended it after two).
+TEST(SelectiveRepeat, TheRetryBudgetCountsIbTimeouts) {
+  std::string s =
+      two_hosts("roce", 1024, "4KiB", "recovery = \"irn\"\nrto_exponent = 7\nretry_limit = 2");
+  s += "[network.loss]\nprobability = 1.0\nlinks = \"host_up\"\n";
+  const RunResult r = run_checked(load_scenario_text(s, "r.toml"));
+  EXPECT_FALSE(r.flows[0].done);
+  EXPECT_EQ(counter(r, "failed_qps"), 1U);
+  EXPECT_EQ(counter(r, "timeouts"), 5U);
+  EXPECT_EQ(r.flows[0].retransmissions, 5U * 4U);
+}
+
 // Messages complete in order under selective repeat: the second message on a QP waits for a
 // hole of the first to be filled, though all its own packets were placed earlier.
 TEST(SelectiveRepeat, MessagesCompleteInOrder) {

@@ -88,6 +88,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     if (selective_) {
       psn = sb_.next(psn_end_);
       resent = psn < sb_.nxt();
+      if (sb_.outstanding() == 0) retry_mark_ = now;  // idle until now: nothing was waiting
       sb_.sent(psn);
     } else {
       psn = snd_nxt_++;
@@ -228,10 +229,19 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     }
     if (!rto_timer_.fire(sim_.scheduler(), this, tag, gen) || snd_una_ >= sent_end() || dead_)
       return;
-    if (++retries_ > t_.cfg_.retry_limit) {  // the fatal expiry rewinds nothing
-      dead_ = true;
-      ++t_.counters_.failed_qps;
-      return;
+    // The QP's retry budget counts IB local ACK timeouts (rto_base x 2^rto_exponent) without
+    // progress, as the IB retry counter does. Go-back-N's timer is that timeout. IRN's own
+    // timers (rto_low, rto_high) resend far sooner and count only when a whole IB timeout has
+    // passed since the last progress or counted retry: a PFC pause, which they cannot tell
+    // from a loss, does not use up the budget within a millisecond and end the QP.
+    const bool counted = !selective_ || sim_.now() - retry_mark_ >= t_.cfg_.rto(retries_);
+    if (counted) {
+      retry_mark_ = sim_.now();
+      if (++retries_ > t_.cfg_.retry_limit) {  // the fatal expiry rewinds nothing
+        dead_ = true;
+        ++t_.counters_.failed_qps;
+        return;
+      }
     }
     ++t_.counters_.timeouts;
     ++t_.flows_[message_of(snd_una_).flow].timeouts;
@@ -354,6 +364,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     const Bytes acked = payload_between(snd_una_, psn);
     snd_una_ = psn;
     retries_ = 0;
+    retry_mark_ = sim_.now();
     while (!messages_.empty() && messages_.front().end_psn <= snd_una_) {
       if (t_.cfg_.op == RdmaOp::kWrite) acked_flows_.push_back(messages_.front().flow);
       messages_.pop_front();
@@ -423,7 +434,8 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   int64_t last_wire_ = 0;
   bool sent_any_ = false;
   bool dead_ = false;
-  int retries_ = 0;  // consecutive timeouts without progress
+  int retries_ = 0;  // consecutive timeouts without progress (IRN: IB timeouts, see on_event)
+  Time retry_mark_;  // the last progress or counted retry (IRN)
   Timer rto_timer_;
   Timer cc_timer_;
   Rng rng_;                             // the QP's stream: its source port, then NIC jitter
