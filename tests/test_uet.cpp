@@ -513,6 +513,37 @@ TEST(Uet, RodGoesBackOnceForTheNacksOfItsOldFlight) {
   EXPECT_LT(median(r), 2.0 * median(rud));
 }
 
+// RUDI keeps no PDC state at the target and answers each request with its own response
+// (REFERENCE.md §4.2): a lost response costs a resend, though later responses arrive. So at 1 %
+// loss on every link, every lost frame (data or response) is one timeout and one resend; RUD's
+// cumulative ACKs cover its lost ACKs, so only its lost data is resent. Before, RUDI resent
+// only its lost data too (39 of 76 losses): it was RUD with an ACK per packet.
+TEST(Uet, RudiResendsForEveryLostResponse) {
+  const std::string lossy = uet_fabric(
+      32, 16,
+      "[transport.uet]\nmode = \"rudi\"\n[network.loss]\nprobability = 0.01\n[workload]\n"
+      "kind = \"flows\"\n[[workload.flows]]\nsrc = 0\ndst = 16\nbytes = \"4MB\"\n");
+  auto losses = [](const RunResult& r) {
+    uint64_t data = 0;
+    uint64_t control = 0;
+    for (size_t c = 0; c < r.ledger.classes.size(); ++c) {
+      (c == kControlClass ? control : data) += r.ledger.classes[c].dropped_total().packets;
+    }
+    return std::pair{data, control};
+  };
+  const RunResult rudi = run_checked(load_scenario_text(lossy, "rudi.toml"));
+  ASSERT_TRUE(rudi.all_done);
+  const auto [rudi_data, rudi_responses] = losses(rudi);
+  EXPECT_GT(rudi_responses, 10U);
+  EXPECT_EQ(rudi.flows[0].retransmissions, rudi_data + rudi_responses);
+  const RunResult rud =
+      run_checked(load_scenario_text(lossy, "rud.toml", {"transport.uet.mode=rud"}));
+  ASSERT_TRUE(rud.all_done);
+  const auto [rud_data, rud_acks] = losses(rud);
+  EXPECT_GT(rud_acks, 0U);
+  EXPECT_EQ(rud.flows[0].retransmissions, rud_data);
+}
+
 // A permutation at 1 % loss per fabric link: the sender keeps new PSNs within the receiver's
 // reorder window of the oldest unacknowledged one, so nothing arrives beyond it.
 TEST(Uet, LossNeverPushesPsnsBeyondTheReceiverWindow) {

@@ -558,7 +558,11 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       if (s->state != PdsScoreboard::State::kAcked && s->sends == 1) rtt = now - s->sent;
       entropy_.feedback(s->ev, now, ecn ? EvFeedback::kEcn : EvFeedback::kGood);
     }
-    const PdsScoreboard::Acked a = sb_.ack(cack, base, bits);
+    // RUDI: a response answers its own request only (REFERENCE.md §4.2: no PDC state at the
+    // target, one response per request by its pkt_id), so a lost response costs a resend even
+    // when later ones arrive; RUD and ROD take the cumulative point and the SACK bits.
+    const PdsScoreboard::Acked a =
+        mode_ == PdsMode::kRudi ? sb_.ack(sb_.una(), trigger, 1) : sb_.ack(cack, base, bits);
     if (a.packets > 0) consecutive_timeouts_ = 0;
     AckSignal sig{now, Bytes(a.payload)};
     sig.rtt = rtt;
@@ -601,8 +605,11 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       }
       return;
     }
-    // The cumulative part first: what arrived in order before the gap frees the window.
-    const PdsScoreboard::Acked a = sb_.ack(p.get_ext_at<uint64_t, 0>(), 0, 0);
+    // The cumulative part first: what arrived in order before the gap frees the window (not
+    // for RUDI, whose target answers packet by packet).
+    const PdsScoreboard::Acked a = mode_ == PdsMode::kRudi
+                                       ? PdsScoreboard::Acked{}
+                                       : sb_.ack(p.get_ext_at<uint64_t, 0>(), 0, 0);
     const PdsScoreboard::Slot* s = sb_.slot(psn);
     if (s == nullptr) return;
     const uint16_t ev = s->ev;
