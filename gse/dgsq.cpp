@@ -88,7 +88,7 @@ bool GseDgsq::on_forward(Packet& p, uint16_t in_port, uint16_t out_port) {
     if (host_of_port_[out_port] < 0) return true;  // passing through towards another leaf
     const auto info = p.get_ext<GrantInfo>();
     if (p.type == PacketType::kRequest) {
-      on_request(out_port, info.src_gsp, info.requester, info.cumulative);
+      on_request(out_port, info);
     } else {
       on_grant(info.dst_port, info.cumulative);
     }
@@ -151,14 +151,55 @@ void GseDgsq::request(uint32_t dst, Voq& v) {
   info.requester = v.requester;
   info.src_gsp = static_cast<uint16_t>(sw_.id());
   if (v.local) {
-    on_request(v.local_port, info.src_gsp, info.requester, info.cumulative);
+    on_request(v.local_port, info);
     return;
   }
   ++stats_.requests;
+  info.seen = v.granted;
+  v.heard = sim_.now();
   sw_.receive(control(PacketType::kRequest, v.requester, dst, info), v.requester_port);
+  arm_refresh(dst, sim_.now() + cfg_.request_retry);
 }
 
-void GseDgsq::on_request(uint16_t port, uint16_t gsp, uint32_t requester, uint64_t cumulative) {
+// Requests and grants are packets and can be lost (bit errors, a dead cable, random loss). A
+// VOQ owed grants that heard none for request_retry asks again with its cumulative request
+// (a lost request: the destination learns the demand) and the grants it has seen (a lost grant:
+// the destination repeats its cumulative grant). Both are idempotent, so a refresh that crosses
+// a grant in flight costs one 64 B frame and changes nothing.
+void GseDgsq::arm_refresh(uint32_t dst, Time at) {
+  Timer& t = refresh_timer_[dst];
+  if (!t.armed()) {
+    t.arm(sim_.scheduler(), this, static_cast<uint32_t>(2 * sched_.size()) + dst, at);
+  }
+}
+
+void GseDgsq::refresh(uint32_t dst) {
+  auto it = voqs_.find(dst);
+  if (it == voqs_.end()) return;
+  Voq& v = it->second;
+  if (v.local || v.granted >= v.requested) return;  // owed nothing: no watch
+  const Time due = v.heard + cfg_.request_retry;
+  if (sim_.now() < due) {
+    arm_refresh(dst, due);
+    return;
+  }
+  ++stats_.request_refreshes;
+  GrantInfo info;
+  info.cumulative = v.requested;
+  info.seen = v.granted;
+  info.dst_port = dst;
+  info.requester = v.requester;
+  info.src_gsp = static_cast<uint16_t>(sw_.id());
+  info.refresh = 1;
+  v.heard = sim_.now();
+  sw_.receive(control(PacketType::kRequest, v.requester, dst, info), v.requester_port);
+  arm_refresh(dst, sim_.now() + cfg_.request_retry);
+}
+
+void GseDgsq::on_request(uint16_t port, const GrantInfo& info) {
+  const uint16_t gsp = info.src_gsp;
+  const uint32_t requester = info.requester;
+  const uint64_t cumulative = info.cumulative;
   PortSched& ps = sched_[port];
   Source* src = nullptr;
   double floor = 0;
@@ -181,6 +222,17 @@ void GseDgsq::on_request(uint16_t port, uint16_t gsp, uint32_t requester, uint64
   if (src->requested <= src->granted) src->pass = std::max(src->pass, floor);  // rejoin fairly
   src->requester = requester;
   src->requested = std::max(src->requested, cumulative);
+  if (info.refresh != 0 && src->granted > info.seen) {
+    // The source has not heard of grants issued: the last was lost. Repeat it (cumulative, so
+    // no bytes are granted twice and the port's pacing is not charged again).
+    ++stats_.grant_repeats;
+    GrantInfo g;
+    g.cumulative = src->granted;
+    g.src_gsp = gsp;
+    g.requester = requester;
+    g.dst_port = static_cast<uint32_t>(host_of_port_[port]);
+    sw_.receive(control(PacketType::kGrant, g.dst_port, requester, g), port);
+  }
   if (!ps.running) {
     ps.running = true;
     grant_next(port);
@@ -256,6 +308,11 @@ void GseDgsq::grant_next(uint16_t port) {
 }
 
 void GseDgsq::on_event(uint32_t tag, uint32_t gen) {
+  if (tag >= 2 * sched_.size()) {
+    const uint32_t dst = tag - static_cast<uint32_t>(2 * sched_.size());
+    if (refresh_timer_[dst].fire(sim_.scheduler(), this, tag, gen)) refresh(dst);
+    return;
+  }
   if (tag >= sched_.size()) {
     const auto port = static_cast<uint16_t>(tag - sched_.size());
     if (uplink_timer_[port].fire(sim_.scheduler(), this, tag, gen)) drain_waiting(port);
@@ -271,6 +328,7 @@ void GseDgsq::on_grant(uint32_t dst, uint64_t cumulative) {
   if (it == voqs_.end()) return;
   Voq& v = it->second;
   v.granted = std::max(v.granted, cumulative);
+  v.heard = sim_.now();
   if (v.enqueued > v.requested) {
     request(dst, v);  // demand grew since the last request
   } else if (v.granted >= v.requested) {

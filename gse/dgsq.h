@@ -38,10 +38,13 @@ class Gsos;
 /// The protocol area of a request or grant packet.
 struct GrantInfo {
   uint64_t cumulative = 0;  // request: bytes ever queued; grant: bytes ever granted
+  uint64_t seen = 0;        // request: bytes the source has heard granted
   uint32_t dst_port = 0;    // destination egress port (host id)
   uint32_t requester = 0;   // host on the source GSP the grant is addressed to
   uint16_t src_gsp = 0;     // source GSP (switch id)
+  uint8_t refresh = 0;      // request: sent again after request_retry without a grant
 };
+static_assert(sizeof(GrantInfo) <= sizeof(Packet::ext));
 
 class GseDgsq : public SwitchExtension, public EventTarget {
  public:
@@ -64,6 +67,8 @@ class GseDgsq : public SwitchExtension, public EventTarget {
     uint64_t hold_drops = 0;
     uint64_t ecn_marks = 0;     // marked at VOQ dequeue (voq_ecn)
     uint64_t source_waits = 0;  // a VOQ with granted bytes waited for the uplinks (source_gate)
+    uint64_t request_refreshes = 0;  // requests sent again after request_retry without a grant
+    uint64_t grant_repeats = 0;      // grants sent again for a refresh that had not seen them
     /// Adds another GSP's counters (peaks: the largest).
     void merge(const Stats& o) {
       requests += o.requests;
@@ -76,6 +81,8 @@ class GseDgsq : public SwitchExtension, public EventTarget {
       hold_drops += o.hold_drops;
       ecn_marks += o.ecn_marks;
       source_waits += o.source_waits;
+      request_refreshes += o.request_refreshes;
+      grant_repeats += o.grant_repeats;
     }
   };
   const Stats& stats() const { return stats_; }
@@ -103,6 +110,7 @@ class GseDgsq : public SwitchExtension, public EventTarget {
     bool waiting = false;       // in waiting_[head_port]: its uplink is full (source_gate)
     bool head_stamped = false;  // the head packet has its container and uplink
     uint16_t head_port = 0;     // that uplink
+    Time heard;                 // the last grant, or the last request sent
   };
   struct Source {
     uint16_t gsp = 0;
@@ -120,7 +128,10 @@ class GseDgsq : public SwitchExtension, public EventTarget {
   int64_t wire(const Packet& p) const;
   bool fallback(Packet& p, uint16_t out_port);
   void request(uint32_t dst, Voq& v);
-  void on_request(uint16_t port, uint16_t gsp, uint32_t requester, uint64_t cumulative);
+  void on_request(uint16_t port, const GrantInfo& info);
+  /// request_retry after `dst`'s VOQ last heard a grant or asked: ask again if still owed.
+  void refresh(uint32_t dst);
+  void arm_refresh(uint32_t dst, Time at);
   void on_grant(uint32_t dst, uint64_t cumulative);
   void try_send(uint32_t dst);
   /// Bytes uplink `port` queues beyond source_gate (<= 0: it takes another packet).
@@ -167,6 +178,9 @@ class GseDgsq : public SwitchExtension, public EventTarget {
   std::vector<std::deque<uint32_t>> waiting_;
   std::vector<Timer> uplink_timer_;
   int32_t draining_ = -1;  // the port drain_waiting() serves now
+  // Request refresh: one timer per remote destination host, kept when its VOQ returns to the
+  // pool (a timer's generations must outlive the VOQ; tag: 2 x port count + host).
+  std::unordered_map<uint32_t, Timer> refresh_timer_;
 };
 
 }  // namespace fabsim

@@ -66,6 +66,11 @@ void load_dgsq(Section& g, GseConfig& c) {
   c.transit_share = g.real("transit_share", c.transit_share, 0.01, 1.0,
                            "share of the spine links' rate remote grants may use (ACKs, CNPs, "
                            "requests and grants cross them too: about 2 % with RoCE) [choice]");
+  c.request_retry = g.time("request_retry", c.request_retry,
+                           "a VOQ owed grants that heard none for this long asks again with its "
+                           "cumulative request and the grants it has seen, and the destination "
+                           "repeats a grant that was lost; 0 = 10 request-grant loops "
+                           "[UNVERIFIED: the seeds give no recovery]");
   c.voq_pool_queues = g.integer("voq_pool_queues", c.voq_pool_queues, 0, 1 << 24,
                                 "VOQs a GSP can hold at once (then: shared, ungranted)");
   c.voq_pool_bytes = g.bytes("voq_pool_bytes", Bytes(c.voq_pool_bytes), Bytes(0),
@@ -217,6 +222,7 @@ Time request_grant_loop(const TopologyInfo& topo, const GseConfig& cfg) {
 GseFabric::GseFabric(const GseConfig& cfg, const FabricEnv& env) : cfg_(cfg), net_(env.net) {
   const TopologyInfo& topo = env.topo;
   cfg_.grant_loop = request_grant_loop(topo, cfg_);
+  if (cfg_.request_retry <= Time()) cfg_.request_retry = cfg_.grant_loop * 10;
   gsos_ = std::make_unique<Gsos>(env.sim, env.net, topo, cfg_);
   for (uint32_t sw_id : topo.tors) {
     Switch& sw = env.net.sw(sw_id);
@@ -302,6 +308,10 @@ void GseFabric::add_stats(nlohmann::ordered_json& j, Time now) const {
                  {"hold_drops", d.hold_drops},
                  {"ecn_marks", d.ecn_marks},
                  {"source_waits", d.source_waits}};
+    if (d.request_refreshes > 0 || d.grant_repeats > 0) {  // requests or grants were lost
+      j["dgsq"]["request_refreshes"] = d.request_refreshes;
+      j["dgsq"]["grant_repeats"] = d.grant_repeats;
+    }
   }
   const auto gsps = static_cast<long double>(std::max<size_t>(1, reorders.size()));
   j["gse"] = {{"mode", cfg_.mode == GseMode::kE2E ? "e2e" : "n2n"},

@@ -70,11 +70,15 @@ struct GseConfig {
   // the VOQs, so bytes it cannot send yet stay in them (charged to the NIC's port, seen by
   // voq_ecn and source-local PFC). 0 = off: granted bytes go at once to the uplink queues.
   int64_t source_gate = 32768;
-  bool gate_lookahead = true;      // the gate looks one request-grant loop ahead (see dgsq.cpp)
-  Time grant_loop;                 // that loop's delay, from the topology (set at installation)
-  bool transit_caps = true;        // grants to remote sources within the GSFs' capacity
-  double transit_share = 0.97;     // share of the spine links' rate granted (ACKs cross too)
-  int64_t voq_pool_queues = 4096;  // VOQs a GSP can have at once
+  bool gate_lookahead = true;   // the gate looks one request-grant loop ahead (see dgsq.cpp)
+  Time grant_loop;              // that loop's delay, from the topology (set at installation)
+  bool transit_caps = true;     // grants to remote sources within the GSFs' capacity
+  double transit_share = 0.97;  // share of the spine links' rate granted (ACKs cross too)
+  // A VOQ that waited this long for grants while owed some asks again (its request or a grant
+  // may have been lost); 0 = derived: 10 request-grant loops. [UNVERIFIED] the seeds give no
+  // recovery for lost requests or grants.
+  Time request_retry;
+  int64_t voq_pool_queues = 4096;              // VOQs a GSP can have at once
   int64_t voq_pool_bytes = int64_t{64} << 20;  // bytes all its VOQs can hold
   std::vector<double> grant_weights;           // per source GSP (leaf) id; empty = round robin
   bool record_grants = false;

@@ -139,7 +139,7 @@ void Gsos::propagate(uint32_t cable, bool usable, Time detected) {
   }
   for (size_t sw = 0; sw < switches; ++sw) {
     if (hops[sw] < 0) continue;
-    notices_.push_back({static_cast<uint32_t>(sw), cable, usable});
+    notices_.push_back({static_cast<uint32_t>(sw), cable, usable, false, Rate()});
     sim_.schedule(detected + cfg_.notice_hop * hops[sw], this,
                   static_cast<uint32_t>(notices_.size() - 1));
   }
