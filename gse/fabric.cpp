@@ -20,9 +20,13 @@ void load_containers(Section& g, GseConfig& c) {
                : GseMode::kN2N;
   c.header_bytes = g.integer("header_bytes", c.header_bytes, 0, 256,
                              "GSE header bytes on the wire [UNVERIFIED]");
-  c.container_bytes = g.bytes("container", Bytes(c.container_bytes), Bytes(64), Bytes(1 << 30),
-                              "container length in wire bytes (seed 002: 16 KB)")
-                          .count();
+  // The header numbers a container's packets in 16 bits: at most 65,535 packets of at least
+  // 64 bytes each (a longer container's numbers would wrap and hide losses).
+  c.container_bytes =
+      g.bytes("container", Bytes(c.container_bytes), Bytes(64), Bytes(int64_t{65535} * 64),
+              "container length in wire bytes (seed 002: 16 KB; at most 65,535 "
+              "minimum frames, the header's 16-bit packet number)")
+          .count();
   c.rule = g.choice("container_rule", "cumulative", {"cumulative", "overflow"},
                     "cumulative: id = bytes before / length (seed 000); overflow: a packet "
                     "that does not fit opens the next (seed 002)") == "overflow"

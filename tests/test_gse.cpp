@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "config/reader.h"
 #include "gse/gse.h"
 #include "helpers.h"
 #include "report/writers.h"
@@ -60,6 +61,29 @@ TEST(GseContainers, SkippedIdsCarryTheGapToThePreviousContainer) {
   EXPECT_EQ(x.container, 3U);
   EXPECT_EQ(x.prev_gap, 3);
   EXPECT_EQ(x.prev_count, 1);
+}
+
+// The header numbers a container's packets in 16 bits: a container that could hold more than
+// 65,535 packets (of the 64 B minimum frame) is refused, naming the key; the largest is taken.
+TEST(GseContainers, AContainerBeyondTheSixteenBitPacketNumberIsRefused) {
+  const std::string toml = R"(
+[topology]
+kind = "leaf_spine"
+servers = 2
+gpus_per_server = 2
+spines = 2
+[workload]
+kind = "permutation"
+bytes = "1MB"
+)";
+  try {
+    load_scenario_text(toml, "c.toml", {"fabric.kind=gse", "fabric.gse.container=4194304"});
+    ADD_FAILURE() << "a 4 MiB container was taken";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("fabric.gse.container"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(
+      load_scenario_text(toml, "c.toml", {"fabric.kind=gse", "fabric.gse.container=4194240"}));
 }
 
 RunResult run_text(const std::string& toml, const std::vector<std::string>& sets = {}) {
