@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <map>     // collectives by group size
 #include <string>  // scenarios
 
 #include "conserved.h"
@@ -227,6 +228,74 @@ TEST(Training, ExpertParallelAddsFourAllToAllsPerLayerAndMicroBatch) {
   }
   EXPECT_EQ(a2a, 4 * c.model.layers * c.parallel.micro_batches());
   EXPECT_EQ(g.check(), "");
+}
+
+// With expert parallelism a rank holds experts / ep of a layer's experts, and their gradients
+// are reduced over the d / ep ranks that hold the same ones; the dense gradients (attention,
+// router, norms) over all d (§8.3). Before, every rank reduced all experts' gradients over all
+// d: a Mixtral layer with ep = d = 4 moved 10x the data-parallel bytes it should.
+TEST(Training, ExpertGradientsAreReducedOverTheirExpertDataParallelGroup) {
+  for (const int ep : {2, 4}) {
+    TrainingConfig c = small_config(1, 1, 4, 4);
+    c.model.experts = 8;
+    c.model.top_k = 2;
+    c.parallel.ep = ep;
+    c.dp_overlap = false;  // one bucket of each kind per stage
+    const TaskGraph g = build_training_graph(c);
+    const int64_t h = c.model.hidden;
+    const int64_t dense = c.model.layers * (c.model.layer_params() - c.model.expert_params());
+    const int64_t experts = c.model.layers * (8 / ep) * 3 * h * c.model.ffn;
+    std::map<size_t, std::vector<int64_t>> by_group;  // group size -> bucket bytes
+    for (const GraphNode& n : g.nodes) {
+      if (n.kind == GraphNode::Kind::kCollective && n.collective == Collective::kAllReduceRing) {
+        by_group[n.group.size()].push_back(n.bytes);
+      }
+    }
+    EXPECT_EQ(by_group[4], std::vector<int64_t>{dense * c.grad_bytes}) << "ep " << ep;
+    if (ep == 4) {
+      EXPECT_EQ(by_group.count(1), 0U);  // one rank per group: no expert traffic
+      EXPECT_EQ(by_group.size(), 1U);
+    } else {
+      // Two groups of 2 (dp 0 and 2, dp 1 and 3), each the local experts' gradients.
+      EXPECT_EQ(by_group[2], (std::vector<int64_t>(2, experts * c.grad_bytes))) << "ep " << ep;
+    }
+    EXPECT_EQ(g.check(), "");
+  }
+}
+
+// Full recomputation replays each layer's forward before its backward, its two TP AllReduces
+// included (§8.3; AICB doubles that communication): 6 per layer and micro-batch, not 4.
+TEST(Training, RecomputationReplaysTheForwardsAllReduces) {
+  for (const bool recompute : {false, true}) {
+    TrainingConfig c = small_config(2, 1, 1, 2);
+    c.recompute = recompute;
+    const TaskGraph g = build_training_graph(c);
+    int tp = 0;
+    Time compute;
+    for (const GraphNode& n : g.nodes) {
+      if (n.kind == GraphNode::Kind::kCollective && g.categories[n.category] == "tp") ++tp;
+      if (n.kind == GraphNode::Kind::kCompute && n.rank == 0) compute += n.duration;
+    }
+    EXPECT_EQ(tp, (recompute ? 6 : 4) * c.model.layers * c.parallel.micro_batches());
+    // Compute per rank: 3 forwards (4 with recomputation) per layer and micro-batch.
+    EXPECT_EQ(compute, layer_forward_time(c) *
+                           ((recompute ? 4 : 3) * c.model.layers * c.parallel.micro_batches()));
+    EXPECT_EQ(g.check(), "");
+  }
+}
+
+// TP AllReduces run on the compute stream: the next micro-batch's forward waits for the last
+// backward AllReduce of the one before, so with one stage two micro-batches take exactly twice
+// one (before, on stage 0 the forward overlapped that AllReduce).
+TEST(Training, TheNextMicroBatchWaitsForTheLastBackwardAllReduce) {
+  auto run = [](int global_batch) {
+    return iteration(
+        small(2, fmt::format("tp = 2\npp = 1\ndp = 1\nglobal_batch = {}", global_batch), ""));
+  };
+  const Time one = run(1);
+  const Time two = run(2);
+  EXPECT_NEAR(static_cast<double>(two.ps()), 2.0 * static_cast<double>(one.ps()),
+              1e-4 * static_cast<double>(one.ps()));
 }
 
 TEST(Training, RefusesALayoutThatDoesNotFit) {

@@ -58,15 +58,20 @@ class Builder {
     mlp_fwd_ = flops_time(mo.mlp_flops_per_token() * tokens * fwd_factor, c);
     head_fwd_ =
         flops_time(2.0 * tokens * static_cast<double>(mo.hidden * mo.vocab) * fwd_factor, c);
-    const double bwd = c.recompute ? 3.0 : 2.0;  // + one forward replayed
-    attn_bwd_ = Time::ps(std::llround(static_cast<double>(attn_fwd_.ps()) * bwd));
-    mlp_bwd_ = Time::ps(std::llround(static_cast<double>(mlp_fwd_.ps()) * bwd));
+    // Backward = 2 x forward; full recomputation replays each layer's forward, collectives
+    // included, before its backward (backward_layer).
+    attn_bwd_ = attn_fwd_ + attn_fwd_;
+    mlp_bwd_ = mlp_fwd_ + mlp_fwd_;
     head_bwd_ = head_fwd_ + head_fwd_;  // the LM head is not recomputed (§8.2)
     const int64_t bsh = int64_t{c.parallel.micro_batch} * mo.seq * mo.hidden;
     activation_bytes_ = bsh * c.bytes_per_element;
     pp_bytes_ = t_ > 1 ? activation_bytes_ / t_ : activation_bytes_;
     a2a_bytes_ = bsh * std::max(mo.top_k, 1) * c.bytes_per_element / t_;
-    layer_grad_bytes_ = mo.layer_params() / t_ * c.grad_bytes;
+    // Per layer and rank: the dense gradients (attention, router, norms), reduced over all d
+    // data-parallel ranks, and the local experts' (experts / ep of them), reduced over the
+    // d / ep ranks that hold the same experts (§8.3: expert-data-parallel groups).
+    layer_grad_bytes_ = (mo.layer_params() - mo.expert_params()) / t_ * c.grad_bytes;
+    expert_grad_bytes_ = mo.expert_params() / e_ / t_ * c.grad_bytes;
     edge_params_ = mo.vocab * mo.hidden / t_;  // embedding (first stage), LM head (last stage)
     bucket_ = c.bucket_bytes > 0
                   ? c.bucket_bytes
@@ -159,8 +164,17 @@ class Builder {
       for (int tp = 0; tp < t_; ++tp) group.push_back(rank(tp, dp, s));
       const uint32_t ar = collective(c_.tp_collective, group, activation_bytes_, deps, tp_);
       std::fill(out.begin(), out.end(), ar);
+      blocks(group, ar);
     }
     return out;
+  }
+
+  // TP AllReduces and EP AllToAlls run on the compute stream (Megatron's f/g operators and MoE
+  // dispatch are synchronous): the rank's next compute, whatever it belongs to, waits for them.
+  // (Until 2026-11-28 only the compute fed by the collective waited: on stage 0 the next
+  // micro-batch's forward overlapped the last backward AllReduce.)
+  void blocks(const std::vector<uint32_t>& group, uint32_t node) {
+    for (const uint32_t r : group) last_[r] = node;
   }
 
   // The MoE AllToAll of every EP group of stage `s`, TP rank by TP rank, after `in`
@@ -181,12 +195,17 @@ class Builder {
         deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
         const uint32_t a2a = collective(Collective::kAllToAll, group, a2a_bytes_, deps, ep_);
         for (int k = 0; k < e_; ++k) out[block * e_ + k][tp] = a2a;
+        blocks(group, a2a);
       }
     }
     return out;
   }
 
   using Frontier = std::vector<std::vector<int64_t>>;  // [dp][tp]: the node to follow
+  struct Bucket {
+    int64_t bytes = 0;
+    Frontier after;
+  };
 
   // A micro-batch's point-to-point transfer from stage `s` to `to` after `f`, per TP rank.
   void send(int s, int to, const Frontier& f, std::vector<uint32_t>* sends) {
@@ -211,20 +230,24 @@ class Builder {
 
   void forward(int s, int j) {
     Frontier f = input(s > 0 ? fwd_send_[idx(s - 1, j)] : std::vector<uint32_t>{});
-    const bool moe = c_.model.experts > 0;
-    for (int l = 0; l < layers_per_stage_; ++l) {
-      for (int dp = 0; dp < d_; ++dp) f[dp] = phase(dp, s, attn_fwd_, f[dp], true);
-      if (moe) f = all_to_all(s, f);  // dispatch
-      for (int dp = 0; dp < d_; ++dp) f[dp] = phase(dp, s, mlp_fwd_, f[dp], !moe);
-      if (moe) {
-        f = all_to_all(s, f);  // combine
-        for (int dp = 0; dp < d_; ++dp) f[dp] = reduce_only(dp, s, f[dp]);
-      }
-    }
+    for (int l = 0; l < layers_per_stage_; ++l) forward_layer(s, f);
     if (s == p_ - 1) {
       for (int dp = 0; dp < d_; ++dp) f[dp] = phase(dp, s, head_fwd_, f[dp], false);
     }
     if (s < p_ - 1) send(s, s + 1, f, &fwd_send_[idx(s, j)]);
+  }
+
+  // One layer's forward on stage `s` after `f`: attention and its TP AllReduce, then the MLP
+  // (dense: its AllReduce; MoE: dispatch, experts, combine, AllReduce).
+  void forward_layer(int s, Frontier& f) {
+    const bool moe = c_.model.experts > 0;
+    for (int dp = 0; dp < d_; ++dp) f[dp] = phase(dp, s, attn_fwd_, f[dp], true);
+    if (moe) f = all_to_all(s, f);  // dispatch
+    for (int dp = 0; dp < d_; ++dp) f[dp] = phase(dp, s, mlp_fwd_, f[dp], !moe);
+    if (moe) {
+      f = all_to_all(s, f);  // combine
+      for (int dp = 0; dp < d_; ++dp) f[dp] = reduce_only(dp, s, f[dp]);
+    }
   }
 
   // The TP AllReduce after the MoE combine (the g operator of the MLP block).
@@ -239,6 +262,7 @@ class Builder {
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     const uint32_t ar = collective(c_.tp_collective, group, activation_bytes_, deps, tp_);
+    blocks(group, ar);
     return std::vector<int64_t>(static_cast<size_t>(t_), ar);
   }
 
@@ -251,6 +275,9 @@ class Builder {
       if (last_mb) grads(s, f, edge_params_ * c_.grad_bytes);
     }
     for (int l = layers_per_stage_ - 1; l >= 0; --l) {
+      // Full recomputation: the layer's forward runs again first, with its TP AllReduces and
+      // AllToAlls (§8.3: AICB doubles that communication), then its backward.
+      if (c_.recompute) forward_layer(s, f);
       if (moe) {
         for (int dp = 0; dp < d_; ++dp) f[dp] = reduce_only(dp, s, f[dp]);
         f = all_to_all(s, f);  // combine's backward
@@ -258,7 +285,10 @@ class Builder {
       for (int dp = 0; dp < d_; ++dp) f[dp] = phase(dp, s, mlp_bwd_, f[dp], !moe);
       if (moe) f = all_to_all(s, f);  // dispatch's backward
       for (int dp = 0; dp < d_; ++dp) f[dp] = phase(dp, s, attn_bwd_, f[dp], true);
-      if (last_mb) grads(s, f, layer_grad_bytes_);
+      if (last_mb) {
+        grads(s, f, layer_grad_bytes_);
+        grads(s, f, expert_grad_bytes_, /*experts=*/true);
+      }
     }
     if (s == 0 && last_mb) grads(s, f, edge_params_ * c_.grad_bytes);
     if (s > 0) send(s, s - 1, f, &bwd_send_[idx(s, j)]);
@@ -267,22 +297,45 @@ class Builder {
 
   // Gradients of `bytes` per rank became final on stage `s` after `f` (the last micro-batch's
   // backward). With overlap, a full bucket is reduced at once.
-  void grads(int s, const Frontier& f, int64_t bytes) {
-    if (d_ <= 1) return;
-    auto& b = pending_[s];
+  // Expert gradients (`experts`) go to their own buckets, reduced over the expert-data-parallel
+  // groups; with d = ep every group is one rank and they need no traffic.
+  void grads(int s, const Frontier& f, int64_t bytes, bool experts = false) {
+    if (bytes <= 0 || (experts ? d_ / e_ : d_) <= 1) return;
+    auto& b = (experts ? pending_experts_ : pending_)[s];
     b.bytes += bytes;
     b.after = f;
-    if (c_.dp_overlap && b.bytes >= bucket_) flush(s, /*final=*/false);
+    if (c_.dp_overlap && b.bytes >= bucket_) flush_bucket(s, experts, /*final=*/false);
   }
 
   void flush(int s, bool final) {
-    if (d_ <= 1) return;
-    auto& b = pending_[s];
+    flush_bucket(s, false, final);
+    flush_bucket(s, true, final);
+  }
+
+  // The data-parallel groups of TP rank `tp` on stage `s`: all d ranks, or for expert gradients
+  // the d / ep ranks at each position k of their EP groups (dp = k, k + ep, ...).
+  std::vector<std::vector<int>> dp_groups(bool experts) const {
+    const int stride = experts ? e_ : 1;
+    std::vector<std::vector<int>> groups(static_cast<size_t>(stride));
+    for (int dp = 0; dp < d_; ++dp) groups[static_cast<size_t>(dp % stride)].push_back(dp);
+    return groups;
+  }
+
+  void flush_bucket(int s, bool experts, bool final) {
+    if ((experts ? d_ / e_ : d_) <= 1) return;
+    auto& b = (experts ? pending_experts_ : pending_)[s];
     if (b.bytes == 0 || (!final && !c_.dp_overlap)) return;
     for (int tp = 0; tp < t_; ++tp) {
+      for (const auto& members : dp_groups(experts)) reduce_bucket(s, tp, members, b);
+    }
+    b.bytes = 0;
+  }
+
+  void reduce_bucket(int s, int tp, const std::vector<int>& members, const Bucket& b) {
+    {
       std::vector<uint32_t> group;
       std::vector<uint32_t> deps;
-      for (int dp = 0; dp < d_; ++dp) {
+      for (const int dp : members) {
         group.push_back(rank(tp, dp, s));
         if (b.after[dp][tp] >= 0) deps.push_back(static_cast<uint32_t>(b.after[dp][tp]));
       }
@@ -297,9 +350,8 @@ class Builder {
         done = collective(Collective::kAllGather, group,
                           b.bytes / c_.grad_bytes * c_.bytes_per_element, {rs}, dp_);
       }
-      for (int dp = 0; dp < d_; ++dp) dp_done_[rank(tp, dp, s)].push_back(done);
+      for (const int dp : members) dp_done_[rank(tp, dp, s)].push_back(done);
     }
-    b.bytes = 0;
   }
 
   void finish() {
@@ -316,22 +368,18 @@ class Builder {
     }
   }
 
-  struct Bucket {
-    int64_t bytes = 0;
-    Frontier after;
-  };
-
   const TrainingConfig& c_;
   int t_, p_, d_, e_, m_;
   TaskGraph g_;
   uint16_t compute_ = 0, tp_ = 0, pp_ = 0, dp_ = 0, ep_ = 0;
   Time attn_fwd_, mlp_fwd_, head_fwd_, attn_bwd_, mlp_bwd_, head_bwd_;
   int64_t activation_bytes_ = 0, pp_bytes_ = 0, a2a_bytes_ = 0;
-  int64_t layer_grad_bytes_ = 0, edge_params_ = 0, bucket_ = 0;
+  int64_t layer_grad_bytes_ = 0, expert_grad_bytes_ = 0, edge_params_ = 0, bucket_ = 0;
   int layers_per_stage_ = 0;
   std::vector<int64_t> last_;                               // per rank: its last compute node
   std::vector<std::vector<uint32_t>> fwd_send_, bwd_send_;  // [stage x m + j]: sends, per dp x tp
   std::map<int, Bucket> pending_;                           // per stage
+  std::map<int, Bucket> pending_experts_;                   // per stage: expert gradients
   std::map<uint32_t, std::vector<uint32_t>> dp_done_;       // per rank: its DP collectives
 };
 

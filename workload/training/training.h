@@ -3,14 +3,17 @@
 //  - compute per layer and micro-batch from the GEMM FLOPs of §8.2 (LLaMA/Mixtral layers: GQA
 //    projections, SwiGLU MLP, core attention on the full s x s matrix as Megatron counts it),
 //    divided by the tensor-parallel degree, at `peak x efficiency` FLOP/s; backward = 2 x
-//    forward (+1 forward with full recomputation); the LM head on the last stage;
+//    forward (full recomputation replays each layer's forward, collectives included, before
+//    its backward); the LM head on the last stage;
 //  - tensor parallel: an AllReduce of b.s.h elements after the attention and after the MLP
-//    block, in forward and in backward (Megatron's f/g operators, §8.3);
+//    block, in forward and in backward (Megatron's f/g operators, §8.3), on the compute stream
+//    (the rank's next compute waits for it);
 //  - pipeline parallel: 1F1B (warm-up min(p - stage - 1, m) forwards, then one forward one
 //    backward, then the cool-down backwards), each micro-batch's activation (forward) and
 //    gradient (backward) sent between stages, b.s.h / t elements per TP rank (Megatron's
 //    scatter/gather, §8.3);
-//  - data parallel: the gradients (P / (t.p) per rank) in buckets, each reduced (AllReduce, or
+//  - data parallel: the gradients (P / (t.p) per rank; a MoE layer's experts over their
+//    expert-data-parallel group of d / ep ranks) in buckets, each reduced (AllReduce, or
 //    ReduceScatter + AllGather for a distributed optimizer) as soon as the last micro-batch's
 //    backward has produced it, overlapping the rest of the backward;
 //  - expert parallel (MoE): per MoE layer and micro-batch, a dispatch and a combine AllToAll
@@ -45,6 +48,10 @@ struct ModelConfig {
   int64_t head_dim() const { return hidden / heads; }
   /// Parameters of one transformer layer (attention, MLP or experts and router, two norms).
   int64_t layer_params() const;
+  /// Of those, the experts' MLP parameters (all experts; 0 for a dense model). With expert
+  /// parallelism a rank holds experts / ep of them and reduces their gradients over the d / ep
+  /// ranks holding the same experts, not over all d (§8.3).
+  int64_t expert_params() const { return experts > 0 ? int64_t{experts} * 3 * hidden * ffn : 0; }
   /// All parameters: layers, embedding, an untied LM head and the final norm.
   int64_t params() const { return layers * layer_params() + 2 * vocab * hidden + hidden; }
   /// Forward FLOPs per token of one layer's attention block (GQA projections and core attention
