@@ -239,9 +239,13 @@ bool GseReorder::cur_lossy(Stream& s) const {
 }
 
 // Loss shows in two ways. A container's packets come over one path in order, so a skipped
-// packet number is a loss seen at once: everything held behind it is released (the transport
-// recovers the gap; holding the rest only delays its loss signal). A lost last packet shows as
-// a container that does not complete: the timeout releases everything held.
+// packet number is a loss seen at once. Once that container is the current one (every earlier
+// container complete: REFERENCE.md §5, a container is released only after those before it),
+// it cannot complete, and everything held behind it is released (the transport recovers the
+// gap; holding the rest only delays its loss signal). A gap in a later container does not
+// release the earlier ones, which are intact and on their way: releasing them early made RoCE
+// see holes that were not losses (until 2026-11-28). A lost last packet shows as a container
+// that does not complete: the timeout releases everything held.
 bool GseReorder::on_forward(Packet& p, uint16_t /*in_port*/, uint16_t out_port) {
   if ((p.flags & kFabricHeader) == 0 || !host_port_[out_port]) return true;
   const GseHeader h = gse_header(p);
@@ -271,9 +275,9 @@ bool GseReorder::on_forward(Packet& p, uint16_t /*in_port*/, uint16_t out_port) 
     ++stats_.gaps;
   }
   a.expect = std::max<uint16_t>(a.expect, static_cast<uint16_t>(h.seq + 1));
-  if (h.container > s.cur && (cur_lossy(s) || a.lossy)) {
-    // The stream waits for a container that cannot complete, or this packet's own container
-    // cannot: stop waiting, up to this container at least.
+  if (h.container > s.cur && cur_lossy(s)) {
+    // The stream waits for a container that cannot complete: stop waiting, up to this
+    // container at least.
     give_up(index, h.container);
   }
   if (h.container < s.cur) {  // released behind a later container: out of order
@@ -360,6 +364,10 @@ void GseReorder::advance(uint32_t index) {
     }
   }
   if (moved && s.blocked_since != Time::max()) observe_wait(sim_.now() - s.blocked_since);
+  if (moved && cur_lossy(s) && !s.buffered.empty()) {
+    give_up(index, s.cur);  // the new current container lost a packet: it cannot complete
+    return;
+  }
   if (s.buffered.empty()) {
     s.timer.cancel();
     s.blocked_since = Time::max();
