@@ -270,6 +270,10 @@ GseFabric::GseFabric(const GseConfig& cfg, const FabricEnv& env) : cfg_(cfg), ne
     for (size_t h = 0; h < env.net.host_count(); ++h) {
       auto nic = std::make_unique<GseNic>(env.sim, env.net.host(h), cfg_, env.framing_bytes);
       nics_.push_back(nic.get());
+      // The NIC is the destination GSP: it stops waiting for containers a failed cable may
+      // have taken one notice hop after its ToR learns of it.
+      gsos_->add_reorder(topo.tor_switch_of_host(static_cast<uint32_t>(h)), &nic->reorder(),
+                         cfg_.notice_hop);
       env.net.host(h).set_extension(std::move(nic));
     }
   }

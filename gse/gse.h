@@ -352,6 +352,7 @@ class GseNic : public NicExtension, public ReleaseSink {
   void release(Packet* p, uint16_t /*out*/) override { host_.deliver(p); }
   void finish() override { reorder_.finish(); }
   const GseReorder& reorder() const { return reorder_; }
+  GseReorder& reorder() { return reorder_; }
   uint64_t containers() const { return containers_; }
 
  private:

@@ -161,8 +161,9 @@ void Gsos::apply(const Notice& n) {
   known_at_[n.sw][n.cable] = sim_.now();
   ++stats_.notices;
   recompute(n.sw);
-  if (!n.usable && n.sw < reorders_.size() && reorders_[n.sw] != nullptr) {
-    reorders_[n.sw]->flush_by(sim_.now() + cfg_.fault_flush);
+  if (!n.usable && n.sw < reorders_.size()) {
+    for (const Told& t : reorders_[n.sw])
+      t.stage->flush_by(sim_.now() + t.later + cfg_.fault_flush);
   }
 }
 

@@ -85,10 +85,12 @@ class Gsos : public FaultListener, public EventTarget {
   uint32_t tor_of_host(uint32_t host) const { return topo_.tor_of_host[host]; }
   uint32_t tor_index(uint32_t sw) const { return topo_.tor_index[sw]; }
 
-  /// The reorder stage of destination GSP `sw`: told of every cable that becomes unusable.
-  void add_reorder(uint32_t sw, GseReorder* r) {
-    if (reorders_.size() <= sw) reorders_.resize(sw + 1, nullptr);
-    reorders_[sw] = r;
+  /// A reorder stage told of every cable that becomes unusable when switch `sw` learns of it,
+  /// `later` after that: the destination GSP's own (N2N: the ToR, later 0), or a NIC's behind
+  /// ToR `sw` (E2E: the NIC learns one notice_hop after its ToR).
+  void add_reorder(uint32_t sw, GseReorder* r, Time later = Time()) {
+    if (reorders_.size() <= sw) reorders_.resize(sw + 1);
+    reorders_[sw].push_back({r, later});
   }
   /// Arms back-pressure publication (when a path policy uses it) and BER monitors.
   void start(bool publish);
@@ -148,7 +150,11 @@ class Gsos : public FaultListener, public EventTarget {
   std::vector<uint32_t> monitored_;  // cables with a bit error rate
   bool monitor_armed_ = false;
   std::deque<Snapshot> snaps_;
-  std::vector<GseReorder*> reorders_;  // by switch id
+  struct Told {
+    GseReorder* stage;
+    Time later;
+  };
+  std::vector<std::vector<Told>> reorders_;  // by switch id
   Stats stats_;
 };
 

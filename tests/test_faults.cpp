@@ -556,6 +556,51 @@ TEST(Faults, GseStopsUsingAFailedCableWithinDetectionNoticeAndOneContainer) {
   EXPECT_GT(run_checked(slow).end_time, r.end_time + Time::us(100));
 }
 
+// GSE-E2E: the NICs are the destination GSPs, and they too stop waiting for containers a
+// failed cable took, one notice hop after their ToR learns. Before, only the switches' reorder
+// stages were told, and in E2E no NIC ever flushed (reorder_fault_flushes 0).
+TEST(Faults, GseE2eNicsFlushOnAFaultNotice) {
+  // 16 hosts on 4 leaves, an AllToAll of 4 MiB among one GPU of each server, leaf0-spine1 down
+  // at 30 us while containers are on it.
+  const std::string toml = R"(
+[topology]
+kind = "leaf_spine"
+servers = 4
+gpus_per_server = 4
+spines = 4
+nic_rate = "100Gbps"
+uplink_rate = "100Gbps"
+[network.ecn]
+enabled = false
+[transport]
+kind = "roce"
+rto_exponent = 8
+[workload]
+kind = "jobs"
+[[workload.jobs]]
+name = "job"
+count = 4
+placement = "gpu_of_each_server"
+gpu = 0
+[[workload.jobs.ops]]
+type = "alltoall"
+bytes = "4MiB"
+[[faults.events]]
+link = "leaf0-spine1"
+action = "down"
+at = "30us"
+[fabric]
+kind = "gse"
+[fabric.gse]
+mode = "e2e"
+)";
+  const RunResult r = run_checked(load_scenario_text(toml, "e2e.toml"));
+  EXPECT_TRUE(r.complete());
+  EXPECT_EQ(r.packets_live_at_end, 0U);
+  EXPECT_EQ(r.fabric["gse"]["mode"], "e2e");
+  EXPECT_GT(r.fabric["gse"]["reorder_fault_flushes"].get<uint64_t>(), 0U);
+}
+
 TEST(Faults, ARemoteGspLearnsOneHopLaterAndExcludesPathsThroughTheCable) {
   auto cfg = load_scenario_text(fault_scenario("gse", kDownAt100us), "faults.toml");
   fabsim::Run run(cfg);
