@@ -203,17 +203,19 @@ uint64_t fanout_below(const TopologyInfo& topo, uint32_t sw) {
 // back there, between the farthest ToRs (2 x (tiers - 1) switch-to-switch links each way): the
 // grant (a control frame) crosses each link, then the source sends a container whose first
 // frame crosses each link store-and-forward. Links of one tier are taken as equal (a Clos).
+// Each crossing is the link's own: propagation, link security's latency, and serialization with
+// its framing, security bytes and channel-level PHYSec's capacity (Link::frame_time). The data
+// frame is a 4,096 B payload with RoCE's 62 B of headers [choice: the transport is not known
+// when the fabric is installed].
 Time request_grant_loop(const TopologyInfo& topo, const GseConfig& cfg) {
-  Time one_link_grant;
-  Time one_link_data;
   Time loop;
   for (int t = 1; t < topo.tiers; ++t) {
     const auto tier = topo.switches_in_tier(t);
     if (tier.empty() || topo.up_cables[tier.front()].empty()) continue;
-    const Link::Config& l = topo.cables[topo.up_cables[tier.front()].front()].up->config();
-    one_link_grant = l.delay + serialization_delay(64 + l.framing_bytes, l.rate);
-    one_link_data =
-        l.delay + serialization_delay(4096 + 62 + cfg.header_bytes + l.framing_bytes, l.rate);
+    const Link& l = *topo.cables[topo.up_cables[tier.front()].front()].up;
+    const Time hop = l.config().delay + l.config().extra_delay;
+    const Time one_link_grant = hop + l.frame_time(64);
+    const Time one_link_data = hop + l.frame_time(4096 + 62 + cfg.header_bytes);
     loop += (one_link_grant + one_link_data) * 2;  // up and down through this tier
   }
   return loop;

@@ -86,6 +86,35 @@ bytes = "1MB"
       load_scenario_text(toml, "c.toml", {"fabric.kind=gse", "fabric.gse.container=4194240"}));
 }
 
+// The derived reorder timeout is twice the request-grant loop, whose four link crossings on a
+// leaf-spine (grant and data, up and down) each pay the link security's latency: PHYSec at
+// 1 us per hop adds 2 x 4 x 1 us (before, the loop read the propagation delay only).
+TEST(GseContainers, TheRequestGrantLoopPaysTheLinksSecurityLatency) {
+  const std::string toml = R"(
+[topology]
+kind = "leaf_spine"
+servers = 2
+gpus_per_server = 2
+spines = 2
+[transport]
+kind = "roce"
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 0
+dst = 2
+bytes = "4KB"
+[fabric]
+kind = "gse"
+)";
+  const RunResult plain = run_checked(load_scenario_text(toml, "s.toml"));
+  const RunResult secure = run_checked(
+      load_scenario_text(toml, "s.toml", {"security.kind=physec_link", "security.latency=1us"}));
+  EXPECT_NEAR(secure.fabric["gse"]["reorder_timeout_us"].get<double>() -
+                  plain.fabric["gse"]["reorder_timeout_us"].get<double>(),
+              8.0, 1e-9);
+}
+
 RunResult run_text(const std::string& toml, const std::vector<std::string>& sets = {}) {
   RunResult r = run_checked(load_scenario_text(toml, "gse.toml", sets));
   EXPECT_EQ(r.packets_live_at_end, 0U) << "packets leaked from the pool";
