@@ -153,10 +153,17 @@ TEST(Hpcc, TheGapBetweenTwoSendersShrinksByOneOverCPerCommit) {
 
 // ---- Swift -----------------------------------------------------------------------------------
 
-TEST(Swift, TargetScalesWithHopsAndWindow) {
+// A Swift sender's context: a 100G NIC, 4,096 B packets, the fabric's round trip.
+CcContext swift_ctx(Time base_rtt = Time()) {
   CcContext ctx;
   ctx.line = 100_Gbps;
   ctx.mss = 4096;
+  ctx.base_rtt = base_rtt;
+  return ctx;
+}
+
+TEST(Swift, TargetScalesWithHopsAndWindow) {
+  CcContext ctx = swift_ctx();
   ctx.hops = 3;
   SwiftConfig c;
   c.initial_cwnd = 100;  // fs_max_cwnd: flow scaling adds nothing
@@ -169,9 +176,7 @@ TEST(Swift, TargetScalesWithHopsAndWindow) {
 }
 
 TEST(Swift, IncreaseBelowTargetDecreaseOncePerRoundTripAbove) {
-  CcContext ctx;
-  ctx.line = 100_Gbps;
-  ctx.mss = 4096;
+  const CcContext ctx = swift_ctx();
   SwiftConfig c;
   c.initial_cwnd = 10;
   SwiftCc cc(c, ctx);
@@ -200,9 +205,7 @@ TEST(Swift, IncreaseBelowTargetDecreaseOncePerRoundTripAbove) {
 // The window holds whole packets: a packet goes while it and those in flight fit (htsim's
 // in flight + mss <= cwnd), so 1.5 packets hold 1 and 10.1 hold 10.
 TEST(Swift, TheWindowHoldsWholePackets) {
-  CcContext ctx;
-  ctx.line = 100_Gbps;
-  ctx.mss = 4096;
+  const CcContext ctx = swift_ctx();
   for (const auto& [cwnd, bytes] :
        {std::pair{1.0, 4096}, std::pair{1.5, 4096}, std::pair{1.99, 4096}, std::pair{2.0, 8192},
         std::pair{10.1, 40960}}) {
@@ -214,10 +217,7 @@ TEST(Swift, TheWindowHoldsWholePackets) {
 
 // RTO = max(rto_scalar x smoothed RTT, min_RTO) (REFERENCE.md §2.2).
 TEST(Swift, RtoIsTheSmoothedRoundTripScaledAboveTheFloor) {
-  CcContext ctx;
-  ctx.line = 100_Gbps;
-  ctx.mss = 4096;
-  ctx.base_rtt = 10_us;
+  const CcContext ctx = swift_ctx(10_us);
   SwiftConfig c;
   c.initial_cwnd = 10;
   SwiftCc cc(c, ctx);
@@ -232,10 +232,7 @@ TEST(Swift, RtoIsTheSmoothedRoundTripScaledAboveTheFloor) {
 // The smoothed delay decides whether to cut; the cut is the sample's (REFERENCE.md §2.2:
 // max(1 - beta (delay - target) / delay, 1 - max_mdf) with delay the fabric delay sample).
 TEST(Swift, TheCutUsesTheSampleNotTheSmoothedDelay) {
-  CcContext ctx;
-  ctx.line = 100_Gbps;
-  ctx.mss = 4096;
-  ctx.base_rtt = 10_us;
+  const CcContext ctx = swift_ctx(10_us);
   SwiftConfig c;
   c.initial_cwnd = 10;
   c.delay_ewma = 0.5;
@@ -253,10 +250,7 @@ TEST(Swift, TheCutUsesTheSampleNotTheSmoothedDelay) {
 // A NACK whose cumulative part acknowledges data is progress: the retransmissions in a row
 // start again, so four timeouts and a NACK with progress cut once more by half, not to min.
 TEST(Swift, ANackWithProgressRestartsTheRetransmissionCount) {
-  CcContext ctx;
-  ctx.line = 100_Gbps;
-  ctx.mss = 4096;
-  ctx.base_rtt = 10_us;
+  const CcContext ctx = swift_ctx(10_us);
   SwiftConfig c;
   c.initial_cwnd = 16;
   SwiftCc cc(c, ctx);
@@ -271,10 +265,7 @@ TEST(Swift, ANackWithProgressRestartsTheRetransmissionCount) {
 }
 
 TEST(Swift, RetransmissionsCutOncePerRoundTripThenReset) {
-  CcContext ctx;
-  ctx.line = 100_Gbps;
-  ctx.mss = 4096;
-  ctx.base_rtt = 10_us;  // the smoothed round trip before any sample
+  const CcContext ctx = swift_ctx(10_us);  // the smoothed round trip before any sample
   SwiftConfig c;
   c.initial_cwnd = 16;
   SwiftCc cc(c, ctx);
@@ -410,6 +401,13 @@ TEST(DelayScenario, SwiftHoldsTheDelayNearItsTarget) {
       << cc->smoothed_delay().ps() << " against " << target;
 }
 
+// When the run's last flow finished.
+Time last_end(const RunResult& r) {
+  Time t;
+  for (const auto& f : r.flows) t = std::max(t, f.end);
+  return t;
+}
+
 // Below one packet Swift paces packets, not bytes: 100 four-byte messages on one QP with the
 // window pinned at 0.5 packets take twice as long as at 1 packet (one packet per 2 RTTs against
 // one per RTT). Paced by bytes, the 84-byte frames got 2 % of the gap and both took the same.
@@ -432,9 +430,7 @@ kind = "flows"
                                                         "transport.swift.min_cwnd=" + cwnd,
                                                         "transport.swift.max_cwnd=" + cwnd}));
     EXPECT_TRUE(r.all_done);
-    Time end;
-    for (const auto& f : r.flows) end = std::max(end, f.end);
-    return static_cast<double>(end.ps());
+    return static_cast<double>(last_end(r).ps());
   };
   EXPECT_NEAR(last("0.5") / last("1"), 2.0, 0.1);
 }
@@ -462,14 +458,10 @@ bytes = "100KB"
   uint64_t timeouts = 0;
   for (const auto& f : r.flows) timeouts += f.timeouts;
   EXPECT_GT(timeouts, 0U);
-  Time end;
-  for (const auto& f : r.flows) end = std::max(end, f.end);
-  EXPECT_LT(end, 2_ms);
+  EXPECT_LT(last_end(r), 2_ms);
   const RunResult slow =
       run_checked(load_scenario_text(lossy, "l.toml", {"transport.swift.min_rto=5ms"}));
-  Time slow_end;
-  for (const auto& f : slow.flows) slow_end = std::max(slow_end, f.end);
-  EXPECT_GT(slow_end, 5_ms);  // the key is the floor
+  EXPECT_GT(last_end(slow), 5_ms);  // the key is the floor
 }
 
 // nic_jitter: each packet leaves up to J later than pacing allows, uniform; over N packets the

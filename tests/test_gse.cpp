@@ -63,15 +63,21 @@ TEST(GseContainers, SkippedIdsCarryTheGapToThePreviousContainer) {
   EXPECT_EQ(x.prev_count, 1);
 }
 
-// The header numbers a container's packets in 16 bits: a container that could hold more than
-// 65,535 packets (of the 64 B minimum frame) is refused, naming the key; the largest is taken.
-TEST(GseContainers, AContainerBeyondTheSixteenBitPacketNumberIsRefused) {
-  const std::string toml = R"(
+// Two leaves of two hosts under two spines (the defaults' rates and delays).
+std::string small_leaf_spine() {
+  return R"(
 [topology]
 kind = "leaf_spine"
 servers = 2
 gpus_per_server = 2
 spines = 2
+)";
+}
+
+// The header numbers a container's packets in 16 bits: a container that could hold more than
+// 65,535 packets (of the 64 B minimum frame) is refused, naming the key; the largest is taken.
+TEST(GseContainers, AContainerBeyondTheSixteenBitPacketNumberIsRefused) {
+  const std::string toml = small_leaf_spine() + R"(
 [workload]
 kind = "permutation"
 bytes = "1MB"
@@ -90,12 +96,7 @@ bytes = "1MB"
 // leaf-spine (grant and data, up and down) each pay the link security's latency: PHYSec at
 // 1 us per hop adds 2 x 4 x 1 us (before, the loop read the propagation delay only).
 TEST(GseContainers, TheRequestGrantLoopPaysTheLinksSecurityLatency) {
-  const std::string toml = R"(
-[topology]
-kind = "leaf_spine"
-servers = 2
-gpus_per_server = 2
-spines = 2
+  const std::string toml = small_leaf_spine() + R"(
 [transport]
 kind = "roce"
 [workload]
