@@ -307,5 +307,22 @@ TEST(Training, RefusesALayoutThatDoesNotFit) {
       std::exception);
 }
 
+// An expert-parallel rank holds experts / ep whole experts: ep must divide the experts.
+TEST(Training, RefusesAnExpertDegreeThatDoesNotDivideTheExperts) {
+  const std::string layout = "tp = 1\npp = 1\ndp = 4\nep = 4\nglobal_batch = 4";
+  std::string six = small(4, layout, "");
+  six.replace(six.find("seq = 512"), 9, "seq = 512\nexperts = 6\ntop_k = 2");
+  std::string eight = small(4, layout, "");
+  eight.replace(eight.find("seq = 512"), 9, "seq = 512\nexperts = 8\ntop_k = 2");
+  EXPECT_NO_THROW(load_scenario_text(eight, "eight.toml"));
+  try {
+    load_scenario_text(six, "six.toml");
+    ADD_FAILURE() << "ep = 4 with 6 experts was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("a divisor of model.experts = 6"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace fabsim

@@ -465,7 +465,7 @@ void load_parallel(Section& w, ParallelConfig* p) {
   p->pp = static_cast<int>(s.integer("pp", p->pp, 1, 1 << 16, "pipeline stages p"));
   p->dp = static_cast<int>(s.integer("dp", p->dp, 1, 1 << 20, "data-parallel degree d"));
   p->ep = static_cast<int>(
-      s.integer("ep", p->ep, 1, 1 << 20, "expert-parallel degree e (MoE; divides dp)"));
+      s.integer("ep", p->ep, 1, 1 << 20, "expert-parallel degree e (MoE; divides dp and experts)"));
   p->micro_batch =
       static_cast<int>(s.integer("micro_batch", p->micro_batch, 1, 1 << 20, "micro-batch b"));
   p->global_batch = static_cast<int>(
@@ -549,6 +549,10 @@ class TrainingKind final : public WorkloadKind {
       s.fail("parallel.pp", fmt::format("a divisor of model.layers = {}", t.model.layers));
     }
     if (p.ep > 1 && t.model.experts == 0) s.fail("parallel.ep", "1 for a dense model");
+    if (t.model.experts > 0 && t.model.experts % p.ep != 0) {
+      // Each expert-parallel rank holds experts / ep whole experts (§8.3).
+      s.fail("parallel.ep", fmt::format("a divisor of model.experts = {}", t.model.experts));
+    }
     if (per_server) {
       if (hosts.servers == 0) s.fail("placement", "\"block\" on a topology without servers");
       if (jobs * p.tp > hosts.gpus_per_server) {
