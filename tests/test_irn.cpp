@@ -125,6 +125,7 @@ TEST(SackScoreboard, ScriptedLossSequence) {
   EXPECT_EQ(s.ack(2), 2U);
   EXPECT_FALSE(s.in_recovery());
   s.nack(2, 3);
+  EXPECT_EQ(s.newly_lost(), 1U);  // 2
   EXPECT_TRUE(s.in_recovery());
   EXPECT_EQ(s.recovery_seq(), 8U);
   EXPECT_EQ(s.retx_next(), 2U);
@@ -136,16 +137,20 @@ TEST(SackScoreboard, ScriptedLossSequence) {
   EXPECT_EQ(s.next(100), 8U);  // 6 outstanding of 8: new data may go
   s.sent(8);
   s.nack(2, 4);  // 3 is SACKed: no new hole
+  EXPECT_EQ(s.newly_lost(), 0U);
   EXPECT_FALSE(s.retransmit_pending());
   s.nack(2, 6);  // 5 is a hole
+  EXPECT_EQ(s.newly_lost(), 1U);
   EXPECT_TRUE(s.retransmit_pending());
   EXPECT_EQ(s.next(100), 5U);
   s.sent(5);
   s.nack(2, 7);
+  EXPECT_EQ(s.newly_lost(), 0U);  // 2 and 5, known and resent, are not lost again
   s.nack(2, 8);
   EXPECT_FALSE(s.retransmit_pending());
   // The retransmitted 2 arrives: cumulative 5 (3, 4 held), still a hole at 5.
   s.nack(5, 2);  // a SACK below the cumulative point is stale
+  EXPECT_EQ(s.newly_lost(), 0U);
   EXPECT_EQ(s.una(), 5U);
   EXPECT_TRUE(s.in_recovery());
   EXPECT_TRUE(s.sacked(6));
@@ -196,6 +201,28 @@ TEST(SackScoreboard, AHolePendingWhenAnEpisodeEndsIsStillResent) {
   s.ack(6);  // 0's retransmission arrives: cumulative 6 passes recovery_seq 6, the episode ends
   EXPECT_FALSE(s.in_recovery());
   EXPECT_EQ(s.next(100), 6U);
+}
+
+// A burst: the first NACK after it reveals every PSN of it at once; the NACKs that follow,
+// one per arrival while the holes stay open, reveal nothing more. Before, each of them reported
+// one packet lost to the CC (NSCC cut a packet per NACK).
+TEST(SackScoreboard, EachLossIsRevealedOnce) {
+  SackScoreboard s(32);
+  for (int i = 0; i < 12; ++i) s.sent(s.next(100));
+  s.nack(2, 6);  // 2..5 lost, 6 arrives
+  EXPECT_EQ(s.newly_lost(), 4U);
+  uint64_t later = 0;
+  for (const uint64_t psn : {7, 9, 10, 11}) {  // 8 lost as well
+    s.nack(2, psn);
+    later += s.newly_lost();
+  }
+  EXPECT_EQ(later, 1U);  // 8 only
+  s.ack(4);              // 2 and 3 resent and arrived; the episode goes on
+  s.nack(4, 11);
+  EXPECT_EQ(s.newly_lost(), 0U);
+  s.timeout();
+  s.nack(4, 11);  // a timeout's rewind marks nothing as news
+  EXPECT_EQ(s.newly_lost(), 0U);
 }
 
 TEST(SackScoreboard, TimeoutResendsWhatIsOutstandingAndNotSacked) {

@@ -209,8 +209,11 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
         const Bytes acked = acknowledge(sb_.una());
         // A SACK NACK is also an acknowledgement (cumulative part, delay sample) during recovery.
         signal_ack(*p, now, acked);
+        // The holes this NACK revealed; a NACK repeating a known hole reports nothing lost.
         const Bytes resent =
-            sb_.retransmit_pending() ? Bytes(t_.cfg_.wire.payload) : Bytes();  // the next hole
+            (p->flags & kSackFlag) != 0
+                ? Bytes(static_cast<int64_t>(sb_.newly_lost()) * t_.cfg_.wire.payload)
+                : Bytes();
         cc_->on_nack({now, acked, resent});
         cc_changed(/*kick=*/true);
         break;

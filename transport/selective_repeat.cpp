@@ -102,6 +102,7 @@ uint64_t SackScoreboard::ack(uint64_t cum) {
 }
 
 uint64_t SackScoreboard::nack(uint64_t cum, uint64_t sacked_psn) {
+  newly_lost_ = 0;
   const uint64_t n = ack(cum);
   if (sacked_psn < una_ || sacked_psn >= nxt_) return n;  // stale or bogus SACK
   const uint64_t i = sacked_psn - una_;
@@ -112,7 +113,11 @@ uint64_t SackScoreboard::nack(uint64_t cum, uint64_t sacked_psn) {
     recovery_seq_ = nxt_;
     retx_next_ = std::max(retx_next_, una_);
   }
-  retx_end_ = std::max(retx_end_, sacked_psn);  // every un-SACKed PSN below it is lost
+  // Every un-SACKed PSN below the SACK is lost; those at or above the old bound are news.
+  for (uint64_t psn = std::max(retx_end_, una_); psn < sacked_psn; ++psn) {
+    if (!sacked(psn)) ++newly_lost_;
+  }
+  retx_end_ = std::max(retx_end_, sacked_psn);
   skip_sacked();
   return n;
 }

@@ -94,6 +94,10 @@ class SackScoreboard {
   uint64_t nxt() const { return nxt_; }
   bool in_recovery() const { return in_recovery_; }
   uint64_t recovery_seq() const { return recovery_seq_; }
+  /// PSNs the last nack() newly found lost: unSACKed PSNs below its SACK that no earlier NACK
+  /// or timeout had marked. A receiver NACKs every arrival while a hole stays open, so most
+  /// NACKs find none (a loss is reported to CC once, not once per NACK that repeats it).
+  uint64_t newly_lost() const { return newly_lost_; }
   /// Holes left to retransmit in this episode.
   bool retransmit_pending() const { return retx_next_ < retx_end_; }
   uint64_t retx_next() const { return retx_next_; }
@@ -115,6 +119,7 @@ class SackScoreboard {
   uint64_t retx_next_ = 0;  // next PSN to examine for a hole
   uint64_t retx_end_ = 0;   // holes are below this (highest SACKed + 1, or snd_nxt on timeout)
   uint64_t max_outstanding_ = 0;
+  uint64_t newly_lost_ = 0;
   Ring<uint8_t> sacked_;  // sacked_[i] != 0: una_ + i was SACKed (nothing allocated before a SACK)
 };
 
