@@ -158,6 +158,8 @@ class CongestionControl {
   /// True when the window limits sending; false when only the rate does.
   virtual bool window_based() const = 0;
   virtual CcOutput output() const = 0;
+  /// Rate or window decreases so far, for the run's counters (0 where a CC does not count).
+  virtual uint64_t decreases() const { return 0; }
 
   virtual void on_sent(const SentSignal& /*s*/) {}
   virtual void on_ack(const AckSignal& /*s*/) {}

@@ -30,7 +30,10 @@ DcqcnConfig DcqcnConfig::connectx(Rate line) {
   c.min_rate = Rate::gbps(1);
   c.rate_on_first_cnp = 1.0;
   c.clamp_target = false;
-  c.cnp_interval = Time::us(4);
+  // ns-3 echoes every CE mark in the next ACK (one ACK per packet): no notification-point
+  // limiter; the 4 us decrease check paces the cuts (REFERENCE.md §1.5 "Variant"). Firmware's
+  // min_time_between_cnps (2-4 us) is `cnp_interval`.
+  c.cnp_interval = Time();
   return c;
 }
 
@@ -78,6 +81,7 @@ void DcqcnRp::clamp() {
 }
 
 void DcqcnRp::cut(double alpha) {
+  ++cuts_;
   rc_ = rc_ * (1 - alpha / 2);
   clamp();
 }
@@ -97,6 +101,8 @@ void DcqcnRp::on_cnp(Time now) {
     return;
   }
   if (!any_cnp_) {
+    // The first CNP initialises alpha and does not count in its first period (ns-3's
+    // cnp_received_mlx clears m_alpha_cnp_arrived on the first CNP).
     any_cnp_ = true;
     alpha_ = cfg_.initial_alpha;
     rc_ = rc_ * cfg_.rate_on_first_cnp;
@@ -104,9 +110,10 @@ void DcqcnRp::on_cnp(Time now) {
     clamp();
     alpha_epoch_ = now;
     decrease_epoch_ = now + Time::ns(1);  // decrease checks run 1 ns after alpha updates
+  } else {
+    advance_alpha(now);
+    alpha_flag_ = true;
   }
-  advance_alpha(now);
-  alpha_flag_ = true;
   if (next_decrease_ == Time::max()) {
     const int64_t k = (now - decrease_epoch_).ps() / cfg_.decrease_period.ps() + 1;
     next_decrease_ = decrease_epoch_ + cfg_.decrease_period * std::max<int64_t>(k, 1);

@@ -60,6 +60,8 @@ class DcqcnRp {
   double alpha(Time now) const;
   int stage() const { return cfg_.mode == DcqcnMode::kPaper ? timer_count_ : stage_; }
   int byte_stage() const { return byte_count_; }
+  /// Rate cuts so far: one per CNP (paper); one per decrease check that saw a CNP (ConnectX).
+  uint64_t cuts() const { return cuts_; }
 
   void on_cnp(Time now);
   /// `bytes` were just sent (the paper's byte counter).
@@ -89,6 +91,7 @@ class DcqcnRp {
   int byte_count_ = 0;   // paper BC
   int64_t bytes_ = 0;    // paper byte counter accumulator
   int stage_ = 0;        // ConnectX increase stage
+  uint64_t cuts_ = 0;
   Time next_increase_ = Time::max();
   Time next_decrease_ = Time::max();  // ConnectX: armed only while a decrease is flagged
   Time decrease_epoch_;               // ConnectX: phase of the decrease check
@@ -105,6 +108,7 @@ class DcqcnCc final : public CongestionControl {
   CcNeeds needs() const override { return needs_; }
   bool window_based() const override { return false; }
   CcOutput output() const override { return {rp_.rate(), kUnlimitedWindow}; }
+  uint64_t decreases() const override { return rp_.cuts(); }
   void on_sent(const SentSignal& s) override { rp_.on_sent(s.bytes.count(), s.now); }
   void on_cnp(const CnpSignal& s) override { rp_.on_cnp(s.now); }
   Time next_timer() const override { return rp_.next_timer(); }

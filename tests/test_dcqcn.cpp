@@ -103,9 +103,10 @@ TEST(DcqcnConnectX, FirstCnpThenDecreaseAtTheNextCheck) {
   EXPECT_EQ(rp.rate(), 100_Gbps);  // rate_on_first_cnp = 1: no cut yet
   EXPECT_EQ(rp.next_timer(), 4_us + 1_ns);
   rp.on_timer(4_us + 1_ns);
-  // Alpha periods end at 1, 2, 3, 4 us: the first saw the CNP ((1-g) + g = 1), three decay.
+  // Alpha periods end at 1, 2, 3, 4 us: the first CNP only set alpha = 1 (as ns-3's
+  // cnp_received_mlx, which clears its alpha flag), so all four decay.
   const double g = 1.0 / 256;
-  const double alpha = std::pow(1 - g, 3);
+  const double alpha = std::pow(1 - g, 4);
   EXPECT_DOUBLE_EQ(rp.alpha(4_us + 1_ns), alpha);
   const double rc = kLine * (1 - alpha / 2);
   EXPECT_EQ(rp.rate().bps(), bps(rc));
@@ -149,6 +150,26 @@ TEST(DcqcnConnectX, CnpsBetweenChecksCauseOneDecrease) {
   const Rate after_one = rp.rate();
   EXPECT_LT(after_one, 100_Gbps);
   EXPECT_EQ(rp.next_timer(), 4_us + 1_ns + 300_us);  // no second decrease is pending
+  EXPECT_EQ(rp.cuts(), 1U);  // three CNPs, one cut (the run's rate_cuts counts cuts, not CNPs)
+  rp.on_cnp(5_us);
+  rp.on_timer(8_us + 1_ns);
+  EXPECT_EQ(rp.cuts(), 2U);
+}
+
+// The paper's reaction point cuts at every CNP.
+TEST(DcqcnPaper, EveryCnpIsACut) {
+  DcqcnRp rp(DcqcnConfig::paper(), 100_Gbps);
+  for (int i = 0; i < 3; ++i) rp.on_cnp(Time::us(i));
+  EXPECT_EQ(rp.cuts(), 3U);
+}
+
+// The connectx preset models HPCC's ns-3, whose receiver echoes every CE mark (one ACK per
+// packet, no limiter): a CNP for every marked packet.
+TEST(CnpPacer, ConnectXSendsOneCnpPerMarkedPacket) {
+  CnpPacer np(DcqcnConfig::connectx(100_Gbps).cnp_interval);
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(np.on_marked(Time::ns(i)));
+  EXPECT_EQ(np.sent(), 5U);
+  EXPECT_EQ(np.pending_until(), Time::max());
 }
 
 TEST(CnpPacer, AtMostOneCnpPerInterval) {

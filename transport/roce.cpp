@@ -46,6 +46,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
   uint16_t sport() const { return sport_; }
   void set_peer(uint32_t recv_endpoint) { peer_ = recv_endpoint; }
   Rate rate() const { return out_.rate; }
+  uint64_t cc_decreases() const { return cc_->decreases(); }
   const CcNeeds& needs() const { return needs_; }
   uint64_t max_outstanding() const { return sb_.max_outstanding(); }
   /// Reads this QP remembers having answered (tests: bounded over a long run).
@@ -143,7 +144,6 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
       return;
     }
     if (p->type == PacketType::kCnp) {  // the same under either recovery
-      ++t_.counters_.rate_cuts;
       cc_->on_cnp({now});
       trace_front('c', p->seq);
       cc_changed(/*kick=*/true);
@@ -912,10 +912,18 @@ void RoceTransport::part_done(std::unordered_map<uint32_t, int>& parts, uint32_t
 
 void RoceTransport::finish() {}
 
+uint64_t RoceTransport::rate_cuts() const {
+  uint64_t n = 0;
+  for (const Connection* c : order_) {
+    for (const auto& qp : c->send) n += qp->cc_decreases();
+  }
+  return n;
+}
+
 std::vector<std::pair<std::string, uint64_t>> RoceTransport::counters() const {
   std::vector<std::pair<std::string, uint64_t>> c = {
       {"acks", counters_.acks},         {"nacks", counters_.nacks},
-      {"cnps", counters_.cnps},         {"rate_cuts", counters_.rate_cuts},
+      {"cnps", counters_.cnps},         {"rate_cuts", rate_cuts()},
       {"timeouts", counters_.timeouts}, {"failed_qps", counters_.failed_qps}};
   if (selective()) {
     c.insert(c.end(), {{"sacks", counters_.sacks},

@@ -122,7 +122,6 @@ class RoceTransport : public Transport, public EventTarget {
     uint64_t acks = 0;        // ACKs sent
     uint64_t timeouts = 0;    // retransmission timeouts
     uint64_t failed_qps = 0;  // QPs that exhausted their retries
-    uint64_t rate_cuts = 0;   // CNPs applied at reaction points
     // selective repeat
     uint64_t sacks = 0;          // NACKs carrying a SACK (out-of-order arrivals)
     uint64_t recoveries = 0;     // recovery episodes entered on a NACK
@@ -157,6 +156,8 @@ class RoceTransport : public Transport, public EventTarget {
   /// recv_parts_ at the receiver when its cumulative point passes); the last part completes it.
   void part_done(std::unordered_map<uint32_t, int>& parts, uint32_t id, Time now);
   bool selective() const { return cfg_.recovery == Recovery::kSelective; }
+  /// The reaction points' rate cuts (DCQCN; a ConnectX check cuts once for its CNPs).
+  uint64_t rate_cuts() const;
   /// What a QP's congestion control is built for (NIC, payload, fabric round trip, hops).
   CcContext cc_context(uint32_t src, uint32_t dst, Rate line, Time start);
 
