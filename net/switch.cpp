@@ -86,9 +86,10 @@ void Switch::set_routes(const std::vector<std::vector<uint16_t>>& per_host) {
 // Headroom covers what arrives after the XOFF decision: the pause frame may wait behind one
 // maximum frame on our egress, then crosses the link; the upstream port finishes the frame it
 // is sending; and everything already on the wire in both directions lands. So:
-// 2 x one-way BDP + 2 x max frame on the wire + the pause frame + response time x rate.
+// 2 x one-way BDP + 2 x max frame on the wire + the pause frame + response time x rate. The
+// one-way time is the link's flight time, a security layer's latency included.
 int64_t Switch::auto_headroom(const Link::Config& link, const PfcConfig& pfc, int64_t max_frame) {
-  const int64_t bdp = bytes_in(link.delay, link.rate);
+  const int64_t bdp = bytes_in(link.delay + link.extra_delay, link.rate);
   const int64_t frame_wire = max_frame + link.framing_bytes;
   const int64_t pause_wire = 64 + link.framing_bytes;
   return 2 * bdp + 2 * frame_wire + pause_wire + bytes_in(pfc.response_time, link.rate);

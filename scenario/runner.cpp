@@ -36,6 +36,8 @@ Run::Run(ScenarioConfig cfg) : cfg_(std::move(cfg)), sim_(cfg_.seed), net_(sim_)
     if (in_scope(n.loss_links, link->role())) link->set_loss(n.loss);
   }
   cfg_.security.kind->apply(cfg_.security.config, net_, topo_);
+  // Security latency lengthens the links' flight: the PFC headroom is sized again.
+  for (size_t s = 0; s < net_.switch_count(); ++s) net_.sw(s).finalize();
   install_meters();
   fabric_ = cfg_.fabric.kind->install(cfg_.fabric.config, fabric_env);
   install_faults();
