@@ -26,7 +26,7 @@ struct CreditLedger {
   int64_t used = 0;         // frame bytes sent against credit
   int64_t clipped = 0;      // grants above the sender's ceiling, thrown away
   int64_t zeroed_spec = 0;  // speculative credit left when speculation ended
-  int64_t expired = 0;      // credit left when the PDC ran out of data
+  int64_t expired = 0;      // credit left when the PDC closed or failed
   int64_t remaining = 0;    // credit held now (negative by less than a frame after a send)
   /// Credit the receiver spent pacing time on and nobody sent against (seed 001's "waste").
   int64_t wasted() const { return clipped + expired; }
@@ -57,7 +57,8 @@ class CreditSource {
  public:
   explicit CreditSource(const CreditConfig& cfg) : cfg_(cfg) {}
 
-  /// A new PDC: speculative credit, until the first ACK, NACK or grant.
+  /// A new PDC: speculative credit, until the first ACK, NACK or grant (credit held from an
+  /// earlier PDC has expired at its close, so this starts from nothing).
   void open() {
     speculating_ = cfg_.spec_window > 0;
     credit_ += cfg_.spec_window;
@@ -80,7 +81,7 @@ class CreditSource {
   /// A grant with cumulative pull number `pull`; an old or repeated one adds nothing. Returns
   /// the bytes added.
   int64_t grant(uint64_t pull);
-  /// The PDC has nothing left to send: its remaining credit expires.
+  /// The PDC closes or fails: its remaining credit expires.
   void expire() {
     if (credit_ > 0) {
       ledger_.expired += credit_;

@@ -336,7 +336,9 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       awaiting_grant_ = false;
       granted_since_watch_ = true;
       credit_->grant(p->seq);
-      if (messages_.empty()) credit_->expire();  // nothing left to send it on
+      // An open PDC keeps its credit while idle: slow pulls exist so that its next message
+      // starts on credit (REFERENCE.md §4.1, §4.6). A closing PDC sends nothing more.
+      if (state_ != State::kOpen) credit_->expire();
       sync_credit();
       sim_.pool().release(p);
       wake();
@@ -509,6 +511,10 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   void send_close(Time now) {
     if (state_ != State::kClosing) close_resends_ = 0;
     state_ = State::kClosing;
+    if (credit_) {  // the PDC ends: credit it holds is never sent against
+      credit_->expire();
+      sync_credit();
+    }
     Packet* p = control(t_.close_, now);
     p->seq = psn_end_;  // the PDC's end: anything below it from now on is stale
     ++t_.counters_.closes;
@@ -632,13 +638,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     while (!messages_.empty() && messages_.front().end_psn <= sb_.una()) {
       const uint32_t flow = messages_.front().flow;
       messages_.pop_front();
-      if (messages_.empty()) {
-        --t_.sending_pdcs_[src_];
-        if (credit_) {
-          credit_->expire();
-          sync_credit();
-        }
-      }
+      if (messages_.empty()) --t_.sending_pdcs_[src_];
       if (t_.cfg_.complete_on_ack) t_.flows_.complete(flow, now);
     }
   }
