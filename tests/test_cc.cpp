@@ -139,11 +139,13 @@ TEST(CcDcqcn, ConnectXRateSequenceMatchesStateMachine) {
   ASSERT_GT(want.size(), script.size() + 100);  // the timers did most of the work
   EXPECT_EQ(got, want);
   // Exact anchors: the first CNP only flags (rate_on_first_cnp = 1); the cut comes at the
-  // decrease check 4 us + 1 ns later, after one alpha period with the CNP and three without.
+  // decrease check 4 us + 1 ns later, after four alpha periods without a CNP (the first CNP
+  // only sets alpha = 1, as ns-3's cnp_received_mlx).
   ASSERT_GE(got.size(), 2U);
   EXPECT_EQ(got[0], (Sample{0_us, 100'000'000'000, 4_us + 1_ns}));
   const double g = 1.0 / 256;
-  const auto cut = static_cast<int64_t>(100e9 * (1 - std::pow(1 - g, 3) / 2));
+  const auto cut = static_cast<int64_t>(100e9 * (1 - std::pow(1 - g, 4) / 2));
+  EXPECT_EQ(cut, 50'776'684'272);  // ns-3's 50.78 Gb/s
   EXPECT_EQ(got[1], (Sample{4_us + 1_ns, cut, 4_us + 1_ns + 300_us}));
   EXPECT_EQ(got.back().next_timer, Time::max());
   EXPECT_EQ(dcqcn_state(*cc).target(), raw.target());
@@ -160,7 +162,7 @@ TEST(CcDcqcn, RateBasedWithUnlimitedWindowAndAsksForCnps) {
 
   CcConfig cx;
   cx.as<DcqcnConfig>() = DcqcnConfig::connectx(400_Gbps);
-  EXPECT_EQ(cx.make(400_Gbps, Time())->needs().cnp_interval, 4_us);
+  EXPECT_EQ(cx.make(400_Gbps, Time())->needs().cnp_interval, Time());  // a CNP per mark
 }
 
 TEST(CcDcqcn, SignalsItDoesNotUseLeaveItsStateUnchanged) {
