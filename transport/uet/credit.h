@@ -28,8 +28,10 @@ struct CreditLedger {
   int64_t zeroed_spec = 0;  // speculative credit left when speculation ended
   int64_t expired = 0;      // credit left when the PDC closed or failed
   int64_t remaining = 0;    // credit held now (negative by less than a frame after a send)
-  /// Credit the receiver spent pacing time on and nobody sent against (seed 001's "waste").
-  int64_t wasted() const { return clipped + expired; }
+  int64_t held = 0;         // the positive part of remaining, summed over PDCs with nothing to send
+  /// Credit the receiver spent pacing time on and nobody sent against (seed 001's "waste"):
+  /// clipped, expired, and, at the end of a run, held by PDCs with nothing left to send it on.
+  int64_t wasted() const { return clipped + expired + held; }
   CreditLedger& operator+=(const CreditLedger& o) {
     issued += o.issued;
     received += o.received;
@@ -39,6 +41,7 @@ struct CreditLedger {
     zeroed_spec += o.zeroed_spec;
     expired += o.expired;
     remaining += o.remaining;
+    held += o.held;
     return *this;
   }
 };
@@ -107,6 +110,7 @@ class CreditSource {
   CreditLedger ledger() const {
     CreditLedger l = ledger_;
     l.remaining = credit_;
+    l.held = credit_ > 0 ? credit_ : 0;
     return l;
   }
   const CreditConfig& config() const { return cfg_; }

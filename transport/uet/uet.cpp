@@ -211,6 +211,12 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   const CongestionControl& cc() const { return *cc_; }
   int64_t peak_in_flight() const { return peak_in_flight_; }
   const CreditSource* credit() const { return credit_.get(); }
+  /// This PDC's credit ledger; credit it holds counts as wasted only with nothing to send.
+  CreditLedger credit_ledger() const {
+    CreditLedger l = credit_->ledger();
+    if (!messages_.empty()) l.held = 0;
+    return l;
+  }
   uint32_t src() const { return src_; }
   uint32_t dst() const { return dst_; }
 
@@ -1181,7 +1187,7 @@ CreditLedger UetTransport::credit_ledger(uint32_t src, uint32_t dst) const {
   CreditLedger l;
   for (const Pair* p : order_) {
     if (p->send->src() != src || p->send->dst() != dst) continue;
-    if (p->send->credit() != nullptr) l += p->send->credit()->ledger();
+    if (p->send->credit() != nullptr) l += p->send->credit_ledger();
     l.issued += p->recv->credit_issued();
   }
   return l;
@@ -1190,7 +1196,7 @@ CreditLedger UetTransport::credit_ledger(uint32_t src, uint32_t dst) const {
 CreditLedger UetTransport::credit_total() const {
   CreditLedger l;
   for (const Pair* p : order_) {
-    if (p->send->credit() != nullptr) l += p->send->credit()->ledger();
+    if (p->send->credit() != nullptr) l += p->send->credit_ledger();
     l.issued += p->recv->credit_issued();
   }
   return l;
@@ -1203,16 +1209,18 @@ std::vector<std::pair<std::string, std::string>> UetTransport::files() const {
   std::vector<CreditLedger> as_sender(net_.host_count());
   std::vector<CreditLedger> as_receiver(net_.host_count());
   for (const Pair* p : order_) {
-    CreditLedger l = p->send->credit()->ledger();
+    CreditLedger l = p->send->credit_ledger();
     l.issued = p->recv->credit_issued();
     as_sender[p->send->src()] += l;
     as_receiver[p->send->dst()] += l;
   }
   std::string csv =
-      "host,role,issued,received,spec,used,clipped,zeroed_spec,expired,remaining,wasted\n";
+      "host,role,issued,received,spec,used,clipped,zeroed_spec,expired,remaining,held_idle,"
+      "wasted\n";
   auto row = [&csv](size_t h, const char* role, const CreditLedger& l) {
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", h, role, l.issued, l.received, l.spec,
-                       l.used, l.clipped, l.zeroed_spec, l.expired, l.remaining, l.wasted());
+    csv +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", h, role, l.issued, l.received, l.spec,
+                    l.used, l.clipped, l.zeroed_spec, l.expired, l.remaining, l.held, l.wasted());
   };
   for (size_t h = 0; h < as_sender.size(); ++h) {
     if (as_sender[h].spec + as_sender[h].received > 0) row(h, "sender", as_sender[h]);
@@ -1309,6 +1317,7 @@ std::vector<std::pair<std::string, uint64_t>> UetTransport::counters() const {
                      {"credit_zeroed_spec", u(l.zeroed_spec)},
                      {"credit_expired", u(l.expired)},
                      {"credit_remaining", u(std::max<int64_t>(l.remaining, 0))},
+                     {"credit_held_idle", u(l.held)},
                      {"credit_wasted", u(l.wasted())}});
   return c;
 }
