@@ -108,7 +108,11 @@ void Switch::finalize() {
                      : auto_headroom(link, cfg_.pfc, cfg_.max_frame_bytes);
     s.alpha = cfg_.pfc.alpha;
     if (cfg_.pfc.scale_alpha) {
-      s.alpha *= static_cast<double>(link.rate.bps()) / static_cast<double>(slowest.bps());
+      // HPCC ns-3 (third.cc): the shift 3 (alpha 1/8) drops by one per doubling of the port's
+      // rate above the NIC rate, never below 0: alpha x rate / NIC rate, at most 1.
+      const Rate ref = nic_rate_.bps() > 0 ? nic_rate_ : slowest;
+      const double ratio = static_cast<double>(link.rate.bps()) / static_cast<double>(ref.bps());
+      if (ratio > 1) s.alpha = std::min(s.alpha * ratio, std::max(s.alpha, 1.0));
     }
     if (cfg_.pfc.enabled) total_headroom_ += s.headroom * lossless_classes;
   }

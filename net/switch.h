@@ -85,6 +85,9 @@ class Switch : public Node, public EventTarget {
   void finish_extensions();
   /// Computes headroom and thresholds once all ports exist.
   void finalize();
+  /// The host NIC rate that `scale_alpha` scales from (set by the topology builder; until
+  /// then, the switch's slowest port).
+  void set_nic_rate(Rate r) { nic_rate_ = r; }
 
   void receive(Packet* p, uint16_t port) override;
   // Prefetch hints (net/node.h): what a packet's arrival reads (switch.cpp), and the ingress
@@ -188,6 +191,7 @@ class Switch : public Node, public EventTarget {
   RedEcnHook red_;  // on every data class of every port when network.ecn is enabled
   std::vector<std::unique_ptr<AdmissionHook>> admission_hooks_;
   std::vector<std::unique_ptr<DequeueHook>> dequeue_hooks_;
+  Rate nic_rate_;  // scale_alpha's reference (0 = the slowest port)
   int64_t total_headroom_ = 0;
   int64_t total_reserve_ = 0;
   int64_t shared_used_ = 0;  // bytes in the shared pool (above reserves, below headroom)

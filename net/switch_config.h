@@ -28,7 +28,8 @@ struct PfcConfig {
   uint8_t lossless_mask = 1U << 3;
   PfcThreshold mode = PfcThreshold::kDynamic;
   /// Dynamic XOFF threshold = alpha x (buffer - headroom - reserve - shared in use); alpha
-  /// doubles per doubling of port rate over the slowest port when `scale_alpha` (HPCC ns-3).
+  /// doubles per doubling of port rate over the host NIC rate, up to 1, when `scale_alpha`
+  /// (HPCC ns-3).
   double alpha = 0.125;
   bool scale_alpha = true;
   Bytes resume_offset = Bytes(3072);  // dynamic XON hysteresis

@@ -83,7 +83,8 @@ void load_pfc(Section& p, PfcConfig& pfc) {
   pfc.alpha =
       p.real("alpha", pfc.alpha, 1.0 / 1024, 64, "dynamic-threshold alpha (HPCC ns-3: 1/8)");
   pfc.scale_alpha = p.boolean("scale_alpha", pfc.scale_alpha,
-                              "double alpha per doubling of port rate over the slowest port");
+                              "double alpha per doubling of port rate over the host NIC rate, up "
+                              "to 1 (HPCC ns-3)");
   pfc.resume_offset = p.bytes("resume_offset", pfc.resume_offset, Bytes(0), kMaxBytes,
                               "dynamic XON hysteresis below the threshold");
   pfc.xoff = p.bytes("xoff", pfc.xoff, Bytes(0), kMaxBytes, "static XOFF (shared bytes)");

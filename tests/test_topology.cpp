@@ -34,6 +34,29 @@ TEST(LeafSpine, Seed002TestbedSpeedups) {
   }
 }
 
+// PFC's dynamic alpha scales from the hosts' NIC rate, as HPCC ns-3's pfc_a_shift (3, less one
+// per doubling above the NIC rate, never below 0): 1/8 on 100G ports, 1/2 on 400G ports, on
+// the leaves and on the spines alike. Before, it scaled from each switch's slowest port, so a
+// spine with only 400G ports stayed at 1/8.
+TEST(LeafSpine, PfcAlphaScalesFromTheNicRateUpToOne) {
+  for (const Rate uplink : {400_Gbps, 1600_Gbps}) {
+    Simulation sim(1);
+    Network net(sim);
+    LeafSpineConfig cfg;  // 4 servers x 8 GPUs, 100G NICs
+    cfg.uplink_rate = uplink;
+    build_leaf_spine(net, cfg, SwitchConfig{}, 20, ecmp());
+    const double up = uplink == 400_Gbps ? 0.5 : 1.0;  // 1600G: 1/8 x 16 = 2, capped at 1
+    const Switch& leaf = net.sw(0);
+    const Switch& spine = net.sw(4);
+    const auto free_of = [](const Switch& s) {
+      return SwitchConfig{}.buffer.size.count() - s.total_headroom() - s.total_reserve();
+    };
+    EXPECT_EQ(leaf.pfc_threshold(0), static_cast<int64_t>(free_of(leaf) / 8.0));  // host port
+    EXPECT_EQ(leaf.pfc_threshold(8), static_cast<int64_t>(free_of(leaf) * up));   // uplink
+    EXPECT_EQ(spine.pfc_threshold(0), static_cast<int64_t>(free_of(spine) * up));
+  }
+}
+
 TEST(LeafSpine, RailAttachPutsGpuKOnRailLeafK) {
   Simulation sim(1);
   Network net(sim);

@@ -77,8 +77,11 @@ TopologyInfo ClosBuilder::finish(const SelectorFactory& sel) {
     t.down_cables[c.upper].push_back(i);
   }
   install_routes(net_, t);
+  Rate nic = Rate(INT64_MAX);  // the slowest host NIC: PFC alpha scales from it
+  for (size_t h = 0; h < net_.host_count(); ++h) nic = std::min(nic, net_.host(h).rate());
   for (uint32_t s = 0; s < n; ++s) {
     net_.sw(s).set_path_selector(sel(s));
+    if (net_.host_count() > 0) net_.sw(s).set_nic_rate(nic);
     net_.sw(s).finalize();
   }
   // Speed-up of the first ToR: its uplink capacity over its host-link capacity.
