@@ -647,6 +647,31 @@ TEST(Uet, TrimmedPacketsAreResentWithinARoundTripOfTheNack) {
   EXPECT_LE(worst, rtt) << worst.ps() << " ps against a base round trip of " << rtt.ps();
 }
 
+// A trim at the receiver's own port (the last hop) says nothing against the path: its NACK
+// carries UET_TRIMMED_LASTHOP and the sender feeds the entropy back as good (or ECN), as
+// uet-htsim's processNack, and NSCC with receiver credit does not cut for it (REFERENCE.md
+// §4.4, §4.5). Before, the switch's last-hop bit never left the receiver: every such NACK
+// penalised its EV. With trims in the fabric (8:1 across the spines) EVs are still penalised.
+TEST(Uet, LastHopTrimsDoNotPenaliseTheirEntropy) {
+  const auto skipped = [](int senders, int first, int bytes) {
+    std::string flows = "[workload]\nkind = \"flows\"\n";
+    for (int s = 0; s < senders; ++s) {
+      flows += fmt::format("[[workload.flows]]\nsrc = {}\ndst = 0\nbytes = {}\n", first + s, bytes);
+    }
+    fabsim::Run run(load_scenario_text(
+        uet_fabric(32, 2,
+                   "cc = \"none\"\n[transport.uet]\nlb = \"bitmap\"\n[network.ecn]\nenabled = "
+                   "false\n[network.trim]\nenabled = true\n" +
+                       flows),
+        "lasthop.toml"));
+    const RunResult r = execute_checked(run);
+    EXPECT_GT(r.totals.trims, 100U);
+    return dynamic_cast<const UetTransport&>(run.transport()).entropy_stats().skipped;
+  };
+  EXPECT_EQ(skipped(2, 1, 4004280), 0U);   // one leaf: every trim at the last hop
+  EXPECT_GT(skipped(8, 16, 1001070), 0U);  // across the spines: leaf uplinks trim too
+}
+
 // 8:1 across the spines, no congestion control: three hops trim (leaf uplinks, spine downlink,
 // last hop). Without a congestion control the senders keep their windows full, so trimming
 // persists; still every byte arrives, nothing is dropped, and the ledger balances with every

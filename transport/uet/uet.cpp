@@ -26,6 +26,10 @@ constexpr uint8_t kReask = 0x04;        // credit request: no grant came for an 
 constexpr uint8_t kEcnEcho = 0x01;      // ACK: the data that triggered it arrived with CE
 constexpr uint8_t kNackTrimmed = 0x02;  // NACK: for a trimmed packet
 constexpr uint8_t kNackRodGap = 0x04;   // NACK: ROD, the receiver expects this PSN
+// NACK for a packet trimmed at the switch port towards its receiver (UET_TRIMMED_LASTHOP,
+// REFERENCE.md §4.4), and whether it had been CE-marked before (uet-htsim's ecn_echo).
+constexpr uint8_t kNackLastHop = 0x08;
+constexpr uint8_t kNackEcnEcho = 0x10;
 // Data: the pull target (24 bits on the wire, REFERENCE.md §4.6) in Packet::ext at offset 0.
 // Credit request: the same. The receiver widens it to 64 bits around its highest target.
 constexpr uint64_t kTargetMask = 0xFFFFFF;
@@ -211,6 +215,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   const CongestionControl& cc() const { return *cc_; }
   int64_t peak_in_flight() const { return peak_in_flight_; }
   const CreditSource* credit() const { return credit_.get(); }
+  const EntropyStats& entropy_stats() const { return entropy_.stats(); }
   /// This PDC's credit ledger; credit it holds counts as wasted only with nothing to send.
   CreditLedger credit_ledger() const {
     CreditLedger l = credit_->ledger();
@@ -611,6 +616,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       if (n > 0) {
         NackSignal sig{now, Bytes(), Bytes(static_cast<int64_t>(n) * t_.cfg_.wire.payload)};
         sig.trimmed = (p.flags & kNackTrimmed) != 0;
+        sig.last_hop = (p.flags & kNackLastHop) != 0;
         sig.in_flight = Bytes(sb_.in_flight_bytes());
         cc_->on_nack(sig);
         cc_changed(/*kick=*/false);
@@ -629,9 +635,16 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     const Time rtt = s->sends == 1 ? now - s->sent : kNoRttSample;
     if (!sb_.nack(psn)) return;  // already acknowledged or queued
     ++t_.counters_.rtx_nack;
-    entropy_.feedback(ev, now, EvFeedback::kNack);
+    // A trim at the receiver's own port says nothing against the path (uet-htsim's
+    // processNack): the entropy is good, or ECN if the packet had been marked on the way.
+    const bool last_hop = (p.flags & kNackLastHop) != 0;
+    entropy_.feedback(ev, now,
+                      !last_hop                       ? EvFeedback::kNack
+                      : (p.flags & kNackEcnEcho) != 0 ? EvFeedback::kEcn
+                                                      : EvFeedback::kGood);
     NackSignal sig{now, Bytes(a.payload), Bytes(payload)};
     sig.trimmed = (p.flags & kNackTrimmed) != 0;
+    sig.last_hop = last_hop;
     sig.rtt = rtt;
     sig.in_flight = Bytes(sb_.in_flight_bytes());
     cc_->on_nack(sig);
@@ -910,7 +923,10 @@ class UetTransport::PdcReceiver : public Endpoint {
         // the resend draws the ACK the request asked for, with the SACK bits. (Until 2026-11-28
         // an ACK went with it: 167,429 extra ACKs in the 128:1 incast, 230,149 against htsim's
         // 62,651.)
-        send_nack(*p, psn, kNackTrimmed);
+        uint8_t code = kNackTrimmed;
+        if ((p->flags & kTrimmedLastHop) != 0) code |= kNackLastHop;
+        if (p->ecn == Ecn::kCe) code |= kNackEcnEcho;
+        send_nack(*p, psn, code);
         if (mode_ == PdsMode::kRod) {  // the expected PSN: NACKed, as nack_gap would have
           nacked_ = true;
           nack_psn_ = psn;
@@ -1012,7 +1028,7 @@ class UetTransport::PdcReceiver : public Endpoint {
     p->flags = code;
     p->set_ext_at<uint64_t, 0>(bitmap_.expected());  // the NACK carries the CACK too
     p->set_ext_at<int64_t, kNackSentOffset>(data.sent.ps());
-    if (code == kNackTrimmed && psn + 1 > nacked_end_) nacked_end_ = psn + 1;
+    if ((code & kNackTrimmed) != 0 && psn + 1 > nacked_end_) nacked_end_ = psn + 1;
     if (t_.flows_[data.flow].trace) t_.flows_.trace({sim_.now(), data.flow, 'n', psn, 0});
     host_.send_control(p);
   }
@@ -1191,6 +1207,18 @@ CreditLedger UetTransport::credit_ledger(uint32_t src, uint32_t dst) const {
     l.issued += p->recv->credit_issued();
   }
   return l;
+}
+
+EntropyStats UetTransport::entropy_stats() const {
+  EntropyStats s;
+  for (const Pair* p : order_) {
+    const EntropyStats& e = p->send->entropy_stats();
+    s.recycled += e.recycled;
+    s.random += e.random;
+    s.skipped += e.skipped;
+    s.freezes += e.freezes;
+  }
+  return s;
 }
 
 CreditLedger UetTransport::credit_total() const {

@@ -157,6 +157,8 @@ class UetTransport : public Transport {
   /// Receiver credit: the ledger of the PDC from `src` to `dst`, and summed over all PDCs.
   CreditLedger credit_ledger(uint32_t src, uint32_t dst) const;
   CreditLedger credit_total() const;
+  /// The sending PDCs' entropy choices, summed (tests).
+  EntropyStats entropy_stats() const;
   /// The pacer state of the PDC from `src` to `dst` at its receiver (tests).
   const CreditScheduler* pacer(uint32_t host) const;
   /// The fabric feedback of `host`'s pacer (null when off or no PDC sends to it).
