@@ -209,6 +209,33 @@ TEST(CreditScheduler, ActiveSendersRoundRobinThenSlowPulls) {
 
 // With the fix a flagged sender's grant shrinks with its run of flags (64 -> 32 -> 16 quanta),
 // and its flagged packets carry no target; unflagged, it gets 64 again.
+// A sender that closes while queued and opens again before its old entry is popped holds one
+// turn per round, not two (before, the stale entry looked valid again: a got 512 quanta to b's
+// 256). Its seed 001 state starts afresh with the new PDC.
+TEST(CreditScheduler, ASenderBackBeforeItsOldEntryIsPoppedHasOneTurn) {
+  CreditPacerConfig cfg;
+  cfg.fix = true;
+  CreditScheduler s(cfg);
+  const uint32_t a = s.add_sender();
+  const uint32_t b = s.add_sender();
+  s.on_data(a, 100'000, false);
+  s.on_data(b, 100'000, false);
+  s.on_data(a, 0, true);  // a flagged once: its grant is c0 x beta
+  CreditScheduler::Grant g;
+  ASSERT_TRUE(s.tick(&g));
+  EXPECT_EQ(g.sender, a);
+  EXPECT_EQ(g.quanta, 32);
+  s.close(a);                    // a's entry stays queued behind b
+  s.on_data(a, 200'000, false);  // a new PDC of a joins again
+  std::string order;
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(s.tick(&g));
+    order += g.sender == a ? 'a' : 'b';
+    if (g.sender == a) EXPECT_EQ(g.quanta, 64);  // unflagged: c0 again
+  }
+  EXPECT_EQ(order, "bababa");
+}
+
 TEST(CreditScheduler, FlaggedSenderGetsTheDecreasedCoefficient) {
   CreditPacerConfig cfg;
   cfg.fix = true;

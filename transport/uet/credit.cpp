@@ -64,17 +64,34 @@ uint32_t CreditScheduler::add_sender() {
   return static_cast<uint32_t>(senders_.size() - 1);
 }
 
-// A sender is in at most one list (uet-htsim can list an idle sender twice; not here); entries
-// of a sender that moved are skipped lazily.
+// A sender is in at most one list, once (uet-htsim can list an idle sender twice; not here).
+// Entries of a sender that moved or closed are skipped lazily: each join and close starts a new
+// generation, so an old entry never counts again, even when the sender is back in the same
+// list before it is popped (before, it then held two turns per round for as long as it had
+// demand).
 void CreditScheduler::join(uint32_t s, List l) {
   Sender& e = senders_[s];
   if (e.list == l) return;
   e.list = l;
-  if (l == List::kActive) active_.push_back(s);
+  ++e.gen;
+  if (l == List::kActive) active_.push_back({s, e.gen});
   if (l == List::kIdle) {
     e.slow_left = cfg_.slow_budget;
-    idle_.push_back(s);
+    idle_.push_back({s, e.gen});
   }
+}
+
+bool CreditScheduler::pop(std::deque<Entry>& q, List l, uint32_t* s) {
+  while (!q.empty()) {
+    const Entry x = q.front();
+    q.pop_front();
+    const Sender& e = senders_[x.s];
+    if (e.list == l && e.gen == x.gen) {
+      *s = x.s;
+      return true;
+    }
+  }
+  return false;
 }
 
 void CreditScheduler::on_data(uint32_t s, uint64_t target, bool flagged) {
@@ -87,7 +104,9 @@ void CreditScheduler::on_data(uint32_t s, uint64_t target, bool flagged) {
 void CreditScheduler::close(uint32_t s) {
   Sender& e = senders_[s];
   e.list = List::kNone;
+  ++e.gen;
   e.target = e.latest;
+  e.fix = CreditWasteFix(cfg_.fix_cfg);  // the next PDC starts unflagged
 }
 
 int64_t CreditScheduler::quanta_of(double coefficient) const {
@@ -106,11 +125,9 @@ void CreditScheduler::grant(uint32_t s, int64_t q, Grant* g) {
 
 bool CreditScheduler::tick(Grant* g) {
   const double c0 = cfg_.fix_cfg.c0;
-  while (!active_.empty()) {
-    const uint32_t s = active_.front();
-    active_.pop_front();
+  uint32_t s = 0;
+  if (pop(active_, List::kActive, &s)) {
     Sender& e = senders_[s];
-    if (e.list != List::kActive) continue;
     e.list = List::kNone;
     const auto demand = static_cast<int64_t>(e.target - e.latest);
     const double coef = cfg_.fix ? e.fix.asl_coefficient() : c0;
@@ -120,11 +137,8 @@ bool CreditScheduler::tick(Grant* g) {
     join(s, e.target > e.latest ? List::kActive : List::kIdle);
     return true;
   }
-  while (!idle_.empty()) {
-    const uint32_t s = idle_.front();
-    idle_.pop_front();
+  if (pop(idle_, List::kIdle, &s)) {
     Sender& e = senders_[s];
-    if (e.list != List::kIdle) continue;
     const double coef =
         cfg_.fix ? e.fix.isl_coefficient_tick() : static_cast<double>(cfg_.fix_cfg.k);
     const int64_t q = std::min(quanta_of(coef), (e.slow_left + cfg_.quantum - 1) / cfg_.quantum);
@@ -134,7 +148,7 @@ bool CreditScheduler::tick(Grant* g) {
     // A flagged sender whose ISL coefficient rounds to 0 leaves the list (it holds credit
     // enough); its next unflagged packet or request brings it back.
     if (e.slow_left > 0 && q > 0) {
-      idle_.push_back(s);
+      idle_.push_back({s, e.gen});  // the same turn goes on: same generation
     } else {
       e.list = List::kNone;
     }

@@ -217,15 +217,22 @@ class CreditScheduler {
     int64_t slow_left = 0;  // ISL credit left in this idle spell
     int64_t issued = 0;     // bytes granted
     List list = List::kNone;
+    uint32_t gen = 0;  // bumped at every join and close: list entries of older ones are stale
     CreditWasteFix fix;
   };
+  struct Entry {
+    uint32_t s;
+    uint32_t gen;
+  };
+  /// The next valid entry of `q` for list `l` (stale ones dropped), or false.
+  bool pop(std::deque<Entry>& q, List l, uint32_t* s);
   void join(uint32_t s, List l);
   int64_t quanta_of(double coefficient) const;
   void grant(uint32_t s, int64_t q, Grant* g);
 
   CreditPacerConfig cfg_;
   std::vector<Sender> senders_;
-  std::deque<uint32_t> active_, idle_;
+  std::deque<Entry> active_, idle_;
 };
 
 /// Fabric feedback on the receiver's pacer rate (REFERENCE.md §4.6: "the pacer rate can be
