@@ -128,6 +128,11 @@ void Link::lose(Packet* p, bool fault) {
   sim_.drop(p, fault ? DropCause::kDeadLink : DropCause::kBitError);
 }
 
+void Link::discard(Packet* p) {
+  if (is_data(p->type)) last_data_tx_ = sim_.now();
+  lose(p, true);
+}
+
 void Link::transmit(Packet* p, Time sent) {
   if (is_data(p->type)) last_data_tx_ = sent;
   if (!up_) {

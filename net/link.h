@@ -138,6 +138,9 @@ class alignas(64) Link : public EventTarget {
   bool loss_bad_state() const { return bad_; }
   /// Takes the link down (every frame sent onto it, or on the wire, is lost) or back up.
   void set_up(bool up);
+  /// A frame its port could not send because the link is down: lost with the link (and, as
+  /// data forwarded to it, the link's last use).
+  void discard(Packet* p);
   bool up() const { return up_; }
   /// Changes the pre-FEC bit error rate from now on.
   void set_ber(double ber);

@@ -176,6 +176,10 @@ Packet* EgressPort::select() {
 }
 
 void EgressPort::start(Packet* p) {
+  if (!link_->up() && !pulls_) [[unlikely]] {
+    discard_all(p);
+    return;
+  }
   if (pulls_) sim_.ledger().inject(*p);  // a NIC: every packet it sends enters the network
   owner_->on_dequeue(index_, *p);
   if ((hooked_ >> p->tclass) & 1U) dequeue_hook(p->tclass)->on_dequeue(*p, *this);
@@ -199,6 +203,16 @@ void EgressPort::start(Packet* p) {
   }
   link_->transmit(p, tx_end_);
   if (pulls_ || nonempty_ != 0) arm_tx_done();
+}
+
+// A port loses its link's carrier at once: what waits in its queues is dropped as the link's
+// loss, each packet's ingress charge credited as at a dequeue (so PFC resumes). Until
+// 2026-11-28 the queue drained onto the dead link at line rate, holding buffer for as long.
+void EgressPort::discard_all(Packet* p) {
+  do {
+    owner_->on_dequeue(index_, *p);
+    link_->discard(p);
+  } while ((p = select()) != nullptr);
 }
 
 // The end of a frame whose class's hook runs at departure (kick() at that instant, from the

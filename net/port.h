@@ -121,6 +121,9 @@ class alignas(64) EgressPort : public EventTarget {
   Packet* select();
   Packet* pop(uint8_t cls);
   void start(Packet* p);
+  /// A switch port whose link is down sends nothing: `p` and everything queued behind it are
+  /// lost at once (their buffer credited), not serialized onto the dead link one by one.
+  void discard_all(Packet* p);
   void arm_tx_done();
   void depart();
   void resume(uint8_t cls);

@@ -471,6 +471,35 @@ TEST(ErrorModel, ADownLinkLosesWhatIsOnTheWireAndWhatIsSent) {
   EXPECT_EQ(sim.pool().live(), 0U);
 }
 
+// A switch port whose link died sends nothing more: what waits in its queue is lost at once, at
+// the end of the frame the link took with it, not serialized onto the dead link one frame at a
+// time (which held the buffer, and kept the link's last use, for a queue's drain time: in a
+// k=4 fat tree 32 us past the routes' local update).
+TEST(EgressPort, ADeadLinksQueueIsLostAtOnce) {
+  Simulation sim(1);
+  test::CountingNode sink(sim);
+  Link wire(sim, Link::Config{}, &sink, 0, 4);
+  EgressPort port(sim, &sink, 0, &wire);
+  for (int i = 0; i < 5; ++i) {
+    Packet* p = sim.pool().acquire();
+    p->type = PacketType::kData;
+    p->size = 1000;
+    p->payload = 936;
+    port.enqueue(p);  // the first starts at once, four wait
+  }
+  const Time frame = wire.frame_time(1000);
+  sim.run(frame / 2);
+  wire.set_up(false);  // the first frame is lost on the wire
+  EXPECT_EQ(wire.fault_counters().fault_frames, 1U);
+  sim.run();
+  EXPECT_EQ(wire.fault_counters().fault_frames, 5U);
+  EXPECT_EQ(wire.fault_counters().last_fault_loss, frame);  // all four when the wire freed up
+  EXPECT_EQ(wire.fault_counters().last_data_tx, frame);
+  EXPECT_EQ(port.total_queued_bytes(), 0);
+  EXPECT_EQ(sink.received, 0U);
+  EXPECT_EQ(sim.pool().live(), 0U);
+}
+
 // ---- scenarios --------------------------------------------------------------------------------
 
 // 4 leaves x 8 hosts, 4 spines x 400G. Hosts 0-3 (leaf 0) send to hosts 8-11 (leaf 1), and
