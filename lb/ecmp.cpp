@@ -21,11 +21,11 @@ uint64_t five_tuple_hash(const Packet& p, uint64_t seed) {
   return fmix64(fmix64(a ^ seed) ^ (b + 0x9e3779b97f4a7c15ULL));
 }
 
-uint64_t xor_sport_hash(const Packet& p, uint64_t seed) {
+uint64_t xor_sport_hash(const Packet& p, uint64_t seed, int shift) {
   constexpr uint64_t kUdp = 17;
   const uint64_t a = (static_cast<uint64_t>(p.src) << 32) | p.dst;
   const uint64_t b = (static_cast<uint64_t>(p.dport) << 8) | kUdp;
-  return fmix64(fmix64(a ^ seed) ^ (b + 0x9e3779b97f4a7c15ULL)) ^ p.sport;
+  return fmix64(fmix64(a ^ seed) ^ (b + 0x9e3779b97f4a7c15ULL)) ^ (uint64_t{p.sport} >> shift);
 }
 
 }  // namespace fabsim

@@ -23,6 +23,7 @@ class SpraySelector : public PathSelector {
   /// `hash`: the ECMP hash of control packets.
   explicit SpraySelector(uint64_t seed, EcmpHash hash = EcmpHash::kMix) : ecmp_(seed, hash) {}
   uint16_t select(Packet& p, const uint16_t* ports, uint32_t n) override;
+  void set_hash_shift(int bits) override { ecmp_.set_hash_shift(bits); }
 
  private:
   EcmpSelector ecmp_;
@@ -34,6 +35,7 @@ class FlowletSelector : public PathSelector {
   /// `hash`: the ECMP hash of control packets (flowlets are keyed by the 5-tuple mix).
   FlowletSelector(const Simulation& sim, uint64_t seed, Time gap, EcmpHash hash = EcmpHash::kMix);
   uint16_t select(Packet& p, const uint16_t* ports, uint32_t n) override;
+  void set_hash_shift(int bits) override { ecmp_.set_hash_shift(bits); }
   uint64_t flowlets() const { return flowlets_; }
 
  private:

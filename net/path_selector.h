@@ -16,6 +16,10 @@ class PathSelector {
   /// (GSE). Called for n > 1, and also for n == 1 when sees_single_paths().
   virtual uint16_t select(Packet& p, const uint16_t* ports, uint32_t n) = 0;
   virtual bool sees_single_paths() const { return false; }
+  /// A hash linear in the source port takes its choice from the source-port bits from `bits`
+  /// on: the lower tiers' choices use the bits below (per-tier hash bit offset, against
+  /// polarisation). Set by the topology builder; ignored by other selectors.
+  virtual void set_hash_shift(int /*bits*/) {}
   static constexpr uint16_t kNoPeek = UINT16_MAX;
   /// The port select() would choose for `p` now, without changing any state; kNoPeek when a
   /// selector cannot tell without changing state (round robin, flowlets, fabric headers). A

@@ -724,6 +724,43 @@ bytes = 2092032
   EXPECT_EQ(uplinks, 8);
 }
 
+// On a k=8 fat tree a flow between pods has 16 paths (4 aggregation x 4 core). With the linear
+// hash each tier takes its own source-port bits (ToR bits 0-1, aggregation bits 2-3), so the 64
+// EVs cover all 16 cores, 4 each: 1,024 packets, 64 per core. Before, every tier hashed the
+// same bits and the aggregation's choice followed the ToR's: 4 cores of 16 (review).
+TEST(Uet, SprayingCoversEveryCoreOfAFatTreeWithTheLinearHash) {
+  fabsim::Run run(load_scenario_text(R"(
+[topology]
+kind = "fat_tree"
+k = 8
+[transport]
+kind = "uet"
+[transport.uet]
+lb = "oblivious"
+[routing]
+ecmp_hash = "xor"
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 0
+dst = 127
+bytes = 4194304
+)",
+                                     "fat.toml"));
+  const RunResult r = execute_checked(run);
+  ASSERT_TRUE(r.flows[0].done);
+  ASSERT_EQ(r.flows[0].packets_sent, 1024U);
+  int cores = 0;
+  for (const uint32_t core : run.topology().top_tier()) {
+    uint64_t tx = 0;
+    const Switch& sw = run.network().sw(core);
+    for (uint16_t p = 0; p < sw.port_count(); ++p) tx += sw.port(p).counters().tx_data_packets;
+    EXPECT_EQ(tx, 64U) << "core " << core;
+    ++cores;
+  }
+  EXPECT_EQ(cores, 16);
+}
+
 uint64_t fault_losses(const RunResult& r) {
   return r.fabric["faults"]["lost_to_faults_frames"].get<uint64_t>();
 }

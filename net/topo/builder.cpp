@@ -79,8 +79,21 @@ TopologyInfo ClosBuilder::finish(const SelectorFactory& sel) {
   install_routes(net_, t);
   Rate nic = Rate(INT64_MAX);  // the slowest host NIC: PFC alpha scales from it
   for (size_t h = 0; h < net_.host_count(); ++h) nic = std::min(nic, net_.host(h).rate());
+  // Hash bit offsets per tier: a tier's choice takes the source-port bits above those the
+  // tiers below it choose with (ceil log2 of their most uplinks), against polarisation.
+  std::vector<int> bits(static_cast<size_t>(t.tiers) + 2, 0);
   for (uint32_t s = 0; s < n; ++s) {
-    net_.sw(s).set_path_selector(sel(s));
+    const auto up = static_cast<uint32_t>(t.up_cables[s].size());
+    int b = 0;
+    while ((uint32_t{1} << b) < up) ++b;
+    bits[t.tier[s]] = std::max(bits[t.tier[s]], b);
+  }
+  std::vector<int> shift(bits.size(), 0);
+  for (size_t tier = 2; tier < bits.size(); ++tier) shift[tier] = shift[tier - 1] + bits[tier - 1];
+  for (uint32_t s = 0; s < n; ++s) {
+    std::unique_ptr<PathSelector> selector = sel(s);
+    selector->set_hash_shift(std::min(shift[t.tier[s]], 15));
+    net_.sw(s).set_path_selector(std::move(selector));
     if (net_.host_count() > 0) net_.sw(s).set_nic_rate(nic);
     net_.sw(s).finalize();
   }
