@@ -696,20 +696,16 @@ TEST(Uet, PersistentTrimmingWithoutCcStillCompletes) {
 // Spraying: one flow of 512 full packets from leaf 0 over 8 spines, oblivious entropy (each
 // round of 64 EVs visits every value once) and the linear "xor" ECMP hash (any 64 consecutive
 // EVs fall on 8 uplinks, 8 each): every uplink carries exactly 64 packets.
+// Oblivious spraying over the linear hash, one flow of `bytes` from host 0 to `dst`.
+std::string sprayed_flow(int dst, int64_t bytes) {
+  return fmt::format(
+      "[transport.uet]\nlb = \"oblivious\"\n[routing]\necmp_hash = \"xor\"\n[workload]\n"
+      "kind = \"flows\"\n[[workload.flows]]\nsrc = 0\ndst = {}\nbytes = {}\n",
+      dst, bytes);
+}
+
 TEST(Uet, SprayingSpreadsAFlowEvenlyOverEveryUplink) {
-  const std::string extra = R"(
-[transport.uet]
-lb = "oblivious"
-[routing]
-ecmp_hash = "xor"
-[workload]
-kind = "flows"
-[[workload.flows]]
-src = 0
-dst = 16
-bytes = 2092032
-)";
-  fabsim::Run run(load_scenario_text(uet_fabric(32, 8, extra), "spray.toml"));
+  fabsim::Run run(load_scenario_text(uet_fabric(32, 8, sprayed_flow(16, 2092032)), "spray.toml"));
   const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.flows[0].done);
   ASSERT_EQ(r.flows[0].packets_sent, 512U);
@@ -729,24 +725,10 @@ bytes = 2092032
 // EVs cover all 16 cores, 4 each: 1,024 packets, 64 per core. Before, every tier hashed the
 // same bits and the aggregation's choice followed the ToR's: 4 cores of 16 (review).
 TEST(Uet, SprayingCoversEveryCoreOfAFatTreeWithTheLinearHash) {
-  fabsim::Run run(load_scenario_text(R"(
-[topology]
-kind = "fat_tree"
-k = 8
-[transport]
-kind = "uet"
-[transport.uet]
-lb = "oblivious"
-[routing]
-ecmp_hash = "xor"
-[workload]
-kind = "flows"
-[[workload.flows]]
-src = 0
-dst = 127
-bytes = 4194304
-)",
-                                     "fat.toml"));
+  fabsim::Run run(
+      load_scenario_text("[topology]\nkind = \"fat_tree\"\nk = 8\n[transport]\nkind = \"uet\"\n" +
+                             sprayed_flow(127, 4194304),
+                         "fat.toml"));
   const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.flows[0].done);
   ASSERT_EQ(r.flows[0].packets_sent, 1024U);
