@@ -42,10 +42,12 @@ struct AckSignal {
   /// REFERENCE.md §4.5); 0 when it does not. `received`: frame bytes (headers included) the
   /// receiver newly accepted, as it reported them. `in_flight`: the sender's frame bytes in
   /// flight after this ACK. `receiver_penalty`: the receiver's window penalty (rcv_cwnd_pend),
-  /// 255 = none.
+  /// 255 = none. `counts_bytes`: the transport fills these in (an ACK with nothing new then
+  /// has received = 0, not "unreported").
   Bytes received{};
   Bytes in_flight{};
   uint8_t receiver_penalty = 255;
+  bool counts_bytes = false;
 };
 
 /// A receiver reported a gap (go-back-N) or a trimmed packet.

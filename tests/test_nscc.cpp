@@ -48,6 +48,7 @@ AckSignal ack(Time now, int64_t received, Time rtt, bool ecn = false, int64_t in
   a.rtt = rtt;
   a.ecn_echo = ecn;
   a.in_flight = Bytes(in_flight);
+  a.counts_bytes = true;
   return a;
 }
 

@@ -160,7 +160,7 @@ void NsccCc::fulfill(Time now) {
 void NsccCc::on_ack(const AckSignal& s) {
   double newly = 0;
   double in_flight = 0;
-  if (s.received > Bytes()) {
+  if (s.counts_bytes) {
     newly = static_cast<double>(s.received.count());
     in_flight = static_cast<double>(s.in_flight.count());
   } else {  // the transport does not report received bytes (RoCE): count the acknowledged

@@ -588,6 +588,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     sig.next_seq = sb_.nxt();
     sig.received = Bytes(a.bytes);  // frame bytes newly acknowledged (ACK_CC's rcvd_bytes)
     sig.in_flight = Bytes(sb_.in_flight_bytes());
+    sig.counts_bytes = true;
     cc_->on_ack(sig);
     cc_changed(/*kick=*/false);
   }
