@@ -198,6 +198,24 @@ TEST(Nscc, Quadrants) {
   }
 }
 
+// An ACK from a transport that counts bytes (UET) is taken as counted even when it acknowledges
+// nothing new: its bytes in flight stand. Before, a received count of 0 chose the RoCE fallback,
+// (next - una) MTUs, which counts SACKed and queued packets too.
+TEST(Nscc, AnAckWithNothingNewKeepsTheTransportsBytesInFlight) {
+  NsccCc cc(NsccConfig{}, round_ctx());
+  AckSignal a = ack(1_us, 0, 12_us, false, 20'000);
+  a.seq = 0;
+  a.next_seq = 100;
+  cc.on_ack(a);
+  EXPECT_EQ(cc.in_flight(), 20'000.0);
+  AckSignal roce{2_us, Bytes(4096)};  // RoCE: nothing counted, the fallback
+  roce.rtt = 12_us;
+  roce.seq = 10;
+  roce.next_seq = 20;
+  cc.on_ack(roce);
+  EXPECT_EQ(cc.in_flight(), 10.0 * static_cast<double>(cc.params().mtu));
+}
+
 TEST(Nscc, MultiplicativeDecreaseOncePerRtt) {
   NsccConfig c = starting_at(100000);
   c.delay_ewma = 0.5;

@@ -124,6 +124,7 @@ class NsccCc final : public CongestionControl {
   double avg_delay() const { return avg_delay_; }  // ps
   double base_rtt() const { return base_rtt_; }    // ps
   double inc_bytes() const { return inc_; }
+  double in_flight() const { return in_flight_; }  // frame bytes, as of the latest ACK
   double achieved() const { return achieved_; }
   bool fast_increasing() const { return increasing_; }
 
