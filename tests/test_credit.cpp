@@ -231,7 +231,9 @@ TEST(CreditScheduler, ASenderBackBeforeItsOldEntryIsPoppedHasOneTurn) {
   for (int i = 0; i < 6; ++i) {
     ASSERT_TRUE(s.tick(&g));
     order += g.sender == a ? 'a' : 'b';
-    if (g.sender == a) EXPECT_EQ(g.quanta, 64);  // unflagged: c0 again
+    if (g.sender == a) {
+      EXPECT_EQ(g.quanta, 64);  // unflagged: c0 again
+    }
   }
   EXPECT_EQ(order, "bababa");
 }
