@@ -49,7 +49,8 @@ TEST(LeafSpine, PfcAlphaScalesFromTheNicRateUpToOne) {
     const Switch& leaf = net.sw(0);
     const Switch& spine = net.sw(4);
     const auto free_of = [](const Switch& s) {
-      return SwitchConfig{}.buffer.size.count() - s.total_headroom() - s.total_reserve();
+      return static_cast<double>(SwitchConfig{}.buffer.size.count() - s.total_headroom() -
+                                 s.total_reserve());
     };
     EXPECT_EQ(leaf.pfc_threshold(0), static_cast<int64_t>(free_of(leaf) / 8.0));  // host port
     EXPECT_EQ(leaf.pfc_threshold(8), static_cast<int64_t>(free_of(leaf) * up));   // uplink
