@@ -381,6 +381,28 @@ TEST(Uet, EachRandomLossCostsAboutOneTimeout) {
   EXPECT_LT(b.flows[0].fct(), a.flows[0].fct() + rto * static_cast<int64_t>(losses));
 }
 
+// The default RTO follows uet-htsim's rule (REFERENCE.md §9.3.3): 15 us + 6 drain times of a
+// switch queue of one BDP with trimming, five without. On this fabric (1 us links, 4 hops,
+// 4,188 B frames: 4,086 B payload + UET's 102 B of headers) one BDP is 28 whole frames,
+// 117,264 B, 9.381 us at 100 Gb/s: 15 + 6 x 9.381 = 71.287 us with trimming, 15 + 30 x 9.381
+// = 296.434 us without. Untrimmed data waits in the queue instead of being cut: a 15:1 incast
+// queues its first windows (1.5 BDP each) 16 BDP deep at the receiver's port, 151 us. With one
+// BDP in the rule every first window timed out (436 timeouts, 305 duplicates, none of it
+// lost; the last FCT 2,577 us); with five, 4 remain (2,476 us).
+TEST(Uet, TheDefaultRtoCountsFiveBdpOfQueueWithoutTrimming) {
+  const std::string incast =
+      "[workload]\nkind = \"incast\"\nsenders = 15\nreceiver = 0\nbytes = \"2MB\"\n";
+  fabsim::Run trimmed(load_scenario_text(
+      uet_fabric(32, 4, "[network.trim]\nenabled = true\n" + incast), "trimmed.toml"));
+  EXPECT_EQ(dynamic_cast<UetTransport&>(trimmed.transport()).rto(), Time::ps(71286720));
+  fabsim::Run plain(load_scenario_text(uet_fabric(32, 4, incast), "plain.toml"));
+  EXPECT_EQ(dynamic_cast<UetTransport&>(plain.transport()).rto(), Time::ps(296433600));
+  const RunResult r = execute_checked(plain);
+  ASSERT_TRUE(r.all_done);
+  EXPECT_EQ(r.ledger.total().dropped_total().packets, 0U);
+  EXPECT_LT(counter(r, "timeouts"), 10U);
+}
+
 // Every timeout, with or without backoff, comes exactly its rto after the PSN's latest send:
 // rto with a fixed RTO, rto x 2^min(k, cap) after the k-th resend (NACK- and timeout-driven
 // resends alike) with rto_backoff = cap. Checked from the trace, PSN by PSN.
@@ -784,7 +806,9 @@ at = "100us"
 // The 4-host leaf-spine with one spine: `flows` (the [[workload.flows]] tables; default an 8 MB
 // flow from host 0 to host 2) over the only path, the cable leaf0-spine0, which takes `fault`
 // at `at` (the leaves reconverge after 1 ms, onto no other route); [transport.uet] gets
-// retry_limit = `limit` and `keys`; `sets` overrides other keys; every packet traced.
+// retry_limit = `limit` and `keys`; `sets` overrides other keys; every packet traced. The RTO
+// is pinned at 71 us (one BDP of queue in uet-htsim's rule, as on a trimming fabric; this
+// fabric does not trim, where the default counts five) to keep the rounds short.
 constexpr const char* kEightMegabytes = "[[workload.flows]]\nsrc = 0\ndst = 2\nbytes = \"8MB\"";
 RunResult one_path_fault(int limit, const std::string& keys, const std::string& fault,
                          Time stop = 5_ms, const std::string& flows = kEightMegabytes,
@@ -793,6 +817,7 @@ RunResult one_path_fault(int limit, const std::string& keys, const std::string& 
   const std::string extra = fmt::format(R"(
 [transport.uet]
 retry_limit = {}
+rto = "71us"
 {}
 [workload]
 kind = "flows"
@@ -816,7 +841,7 @@ at = "{}"
 // The retry limit: the only spine's cable to the sender's leaf goes down for good 20 us into an
 // 8 MB flow, so nothing reaches the receiver any more (the leaves reconverge after 1 ms onto
 // no route at all). With retry_limit = 3 the PDC gives up at its fourth retry round (the oldest
-// send timing out, one RTO of about 71 us after the last round; the PSNs sent just after it
+// send timing out, one RTO of 71 us after the last round; the PSNs sent just after it
 // expire within a microsecond, in the same round): one failed sender, the flow unfinished,
 // nothing sent after the fourth round began, the run still before its stop time, the ledger
 // balanced (what was in flight dropped at the dead cable).

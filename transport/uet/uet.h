@@ -52,8 +52,8 @@ struct UetConfig {
   /// the PDC's first data packet, ECN, a duplicate, an ACK request, the end of a message, or an
   /// arrival that fills a hole). 16 KiB (REFERENCE.md §4.2).
   int64_t ack_every_bytes = 16384;
-  /// Retransmission timeout (0 = 15 us + 6 x one BDP of queue at the NIC rate, uet-htsim's
-  /// rule, REFERENCE.md §9.3.3).
+  /// Retransmission timeout (0 = 15 us + 6 drain times at the NIC rate of a switch queue of one
+  /// BDP with trimming, five without: uet-htsim's rule and auto queue, REFERENCE.md §9.3.3).
   Time rto;
   /// RTO backoff (UE spec 1.0: RTO = RTO_INIT x 2^retry, REFERENCE.md §4.2): a PSN's k-th
   /// resend times out after rto x 2^min(k, rto_backoff). 0 = a fixed RTO for every send, as
