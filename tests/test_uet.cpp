@@ -403,6 +403,29 @@ TEST(Uet, TheDefaultRtoCountsFiveBdpOfQueueWithoutTrimming) {
   EXPECT_LT(counter(r, "timeouts"), 10U);
 }
 
+// ReqAck (check_stranded): in that incast the ACKs that cut NSCC's window stranded packets
+// sent while it was open, none with AR and fewer than ack_every bytes, 4 times: the target
+// waited for more data, the sender for an ACK, until the RTO (4 timeouts, 2 duplicates, the
+// last FCT 2,476.4 us). The sender now asks with a ReqAck control packet: no timeout, no
+// duplicate, and the incast ends within 0.2 % of the receiver's line: 15 x (489 x 4,208 +
+// 2,068) wire bytes (4,086 B payload + 102 B headers + 20 B preamble and gap; the last packet
+// 1,946 B of payload) at 100 Gb/s = 2,471.7 us.
+TEST(Uet, AWindowCutThatStrandsDataAsksForAnAck) {
+  const RunResult r = run_checked(load_scenario_text(
+      uet_fabric(32, 4,
+                 "[workload]\nkind = \"incast\"\nsenders = 15\nreceiver = 0\nbytes = \"2MB\"\n"),
+      "incast.toml"));
+  ASSERT_TRUE(r.all_done);
+  EXPECT_GT(counter(r, "ack_requests"), 0U);
+  EXPECT_EQ(counter(r, "timeouts"), 0U);
+  EXPECT_EQ(counter(r, "duplicates"), 0U);
+  Time last;
+  for (const auto& f : r.flows) last = std::max(last, f.fct());
+  const Time line = serialization_delay(15 * (489 * 4208 + 2068), Rate::gbps(100));
+  EXPECT_GE(last, line);
+  EXPECT_LT(last.ps(), line.ps() + line.ps() / 500);
+}
+
 // Every timeout, with or without backoff, comes exactly its rto after the PSN's latest send:
 // rto with a fixed RTO, rto x 2^min(k, cap) after the k-th resend (NACK- and timeout-driven
 // resends alike) with rto_backoff = cap. Checked from the trace, PSN by PSN.

@@ -20,12 +20,13 @@ constexpr int64_t kUdpIpEthBytes = 46;  // Ethernet 14 + FCS 4 + IPv4 20 + UDP 8
 // Packet::flags bits (transport-owned 0x01..0x10).
 constexpr uint8_t kAckRequest = 0x01;  // data: the sender asks for an ACK now (AR)
 constexpr uint8_t kEndOfMessage = 0x02;
-constexpr uint8_t kRetransmit = 0x04;   // data: a resend (RETX); the receiver ACKs it at once
-constexpr uint8_t kSyn = 0x08;          // data: the PDC is being set up (no ACK seen yet)
-constexpr uint8_t kReask = 0x04;        // credit request: no grant came for an RTO
-constexpr uint8_t kEcnEcho = 0x01;      // ACK: the data that triggered it arrived with CE
-constexpr uint8_t kNackTrimmed = 0x02;  // NACK: for a trimmed packet
-constexpr uint8_t kNackRodGap = 0x04;   // NACK: ROD, the receiver expects this PSN
+constexpr uint8_t kRetransmit = 0x04;    // data: a resend (RETX); the receiver ACKs it at once
+constexpr uint8_t kSyn = 0x08;           // data: the PDC is being set up (no ACK seen yet)
+constexpr uint8_t kReask = 0x04;         // credit request: no grant came for an RTO
+constexpr uint8_t kEcnEcho = 0x01;       // ACK: the data that triggered it arrived with CE
+constexpr uint8_t kAckForReqAck = 0x02;  // ACK: answers a ReqAck, no data triggered it
+constexpr uint8_t kNackTrimmed = 0x02;   // NACK: for a trimmed packet
+constexpr uint8_t kNackRodGap = 0x04;    // NACK: ROD, the receiver expects this PSN
 // NACK for a packet trimmed at the switch port towards its receiver (UET_TRIMMED_LASTHOP,
 // REFERENCE.md §4.4), and whether it had been CE-marked before (uet-htsim's ecn_echo).
 constexpr uint8_t kNackLastHop = 0x08;
@@ -305,6 +306,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
           sb_.nxt() - sb_.una() >= t_.window_packets_ || (credit_ && !credit_->can_send())) {
         p->flags |= kAckRequest;
       }
+      if ((p->flags & (kAckRequest | kRetransmit)) != 0) asked_ = psn;  // ACKed on arrival
       // With backoff a send can be due before the armed deadline (a backed-off resend's):
       // a send is due no sooner than one rto from now, so re-arm only if that is earlier.
       // Without backoff the armed deadline is never later than now + rto.
@@ -373,6 +375,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     } else {
       arm_rto();
     }
+    check_stranded(now);
     wake();
   }
 
@@ -382,6 +385,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       if (!cc_timer_.fire(sim_.scheduler(), this, tag, gen)) return;
       cc_->on_timer(now);
       cc_changed(/*kick=*/true);
+      check_stranded(now);
       return;
     }
     if (tag == kStarved) {
@@ -571,7 +575,8 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     // The round trip of the packet that triggered the ACK, from the sender's own record of its
     // send (a NIC timestamp); none if it was sent more than once (Karn).
     Time rtt = kNoRttSample;
-    if (const PdsScoreboard::Slot* s = sb_.slot(trigger)) {
+    const PdsScoreboard::Slot* s = (p.flags & kAckForReqAck) != 0 ? nullptr : sb_.slot(trigger);
+    if (s != nullptr) {
       if (s->state != PdsScoreboard::State::kAcked && s->sends == 1) rtt = now - s->sent;
       entropy_.feedback(s->ev, now, ecn ? EvFeedback::kEcn : EvFeedback::kGood);
     }
@@ -771,6 +776,30 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     host_.send_control(p);
   }
 
+  // A window cut can strand data: the AR flag goes on a packet whose send fills the window, but
+  // an ACK that cuts the window after the sends leaves packets in flight that asked for
+  // nothing, fewer than ack_every bytes of them, so the target waits for more data and the
+  // sender for an ACK until the RTO (a 15:1 incast without trimming stalled 4 PDCs for 296 us).
+  // The sender then asks with the spec's ReqAck control packet (ctl_type 1, REFERENCE.md §4.2)
+  // carrying its next PSN: the target ACKs at once and at every arrival below that PSN (a
+  // ReqAck can overtake the data it asks about). Once per stranding: not while a packet that
+  // draws an ACK (AR, a resend, or below an earlier ReqAck's PSN) is still outstanding.
+  void check_stranded(Time now) {
+    if (state_ != State::kOpen || (mode_ != PdsMode::kRud && mode_ != PdsMode::kRod)) return;
+    if (sb_.in_flight_bytes() == 0 || sb_.in_flight_bytes() + full_frame() <= window_) return;
+    if (!sb_.has_retransmit() && sb_.nxt() >= psn_end_) return;  // nothing waits to go
+    if (sb_.una() < req_ack_end_) return;  // the target ACKs every arrival below it
+    if (const PdsScoreboard::Slot* s = sb_.slot(asked_)) {
+      if (s->state == PdsScoreboard::State::kOutstanding) return;
+    }
+    Packet* p = control(t_.req_ack_, now);
+    p->seq = sb_.nxt();
+    p->flow = message_of(sb_.una()).flow;
+    req_ack_end_ = sb_.nxt();
+    ++t_.counters_.ack_requests;
+    host_.send_control(p);
+  }
+
   void arm_rto() {
     const Time due = sb_.deadline(t_.rto_);
     if (due == Time::max()) {
@@ -824,7 +853,9 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   Time gap_;
   std::unique_ptr<CreditSource> credit_;  // receiver credit (RCCC) only
   PdsScoreboard sb_{static_cast<uint32_t>(t_.cfg_.wire.header_bytes), kMinFrameBytes};
-  uint64_t uud_next_ = 0;  // UUD keeps no scoreboard
+  uint64_t uud_next_ = 0;                  // UUD keeps no scoreboard
+  uint64_t asked_ = PdsScoreboard::kNone;  // the latest PSN sent with AR or as a resend
+  uint64_t req_ack_end_ = 0;  // the latest ReqAck's PSN: arrivals below it are ACKed at once
   std::unique_ptr<CongestionControl> cc_;
   Rate rate_;
   Time cc_gap_;  // the CC's per-packet gap (CcOutput::gap)
@@ -882,6 +913,10 @@ class UetTransport::PdcReceiver : public Endpoint {
     const uint64_t psn = p->seq;
     if (p->type == t_.close_) {
       on_close(p);
+      return;
+    }
+    if (p->type == t_.req_ack_) {
+      on_req_ack(p);
       return;
     }
     if (!open_) {
@@ -973,7 +1008,7 @@ class UetTransport::PdcReceiver : public Endpoint {
         // recovering with a small window, and may be waiting for exactly this ACK to resend.
         if (mode_ == PdsMode::kRudi || ce ||
             (p->flags & (kAckRequest | kEndOfMessage | kRetransmit)) != 0 || r.advanced > 1 ||
-            !accepted_any_ || bitmap_.expected() < nacked_end_ ||
+            !accepted_any_ || bitmap_.expected() < nacked_end_ || psn < ack_below_ ||
             pending_bytes_ >= t_.cfg_.ack_every_bytes) {
           send_ack(*p, psn, ce);
         }
@@ -1019,6 +1054,7 @@ class UetTransport::PdcReceiver : public Endpoint {
     p->set_ext_at<int32_t, kTriggerOffset>(
         static_cast<int32_t>(static_cast<int64_t>(psn) - static_cast<int64_t>(cack)));
     if (ce) p->flags = kEcnEcho;
+    if (data.type == t_.req_ack_) p->flags = kAckForReqAck;
     if (t_.flows_[data.flow].trace) t_.flows_.trace({sim_.now(), data.flow, 'a', cack, 0});
     host_.send_control(p);
   }
@@ -1032,6 +1068,19 @@ class UetTransport::PdcReceiver : public Endpoint {
     if ((code & kNackTrimmed) != 0 && psn + 1 > nacked_end_) nacked_end_ = psn + 1;
     if (t_.flows_[data.flow].trace) t_.flows_.trace({sim_.now(), data.flow, 'n', psn, 0});
     host_.send_control(p);
+  }
+
+  // ReqAck (check_stranded): ACK now what has arrived, and every arrival below its PSN at once.
+  // One for a closed PDC is stale (its ACK would answer for the next PDC's PSNs).
+  void on_req_ack(Packet* req) {
+    if (req->seq <= closed_end_) {  // of a PDC closed since (PSNs count on across PDCs)
+      ++t_.counters_.stale;
+    } else {
+      ack_below_ = std::max(ack_below_, req->seq);
+      // Nothing of the PDC arrived yet: the data it asks about follows, ACKed as it arrives.
+      if (open_ && accepted_any_) send_ack(*req, seen_any_ ? highest_ : bitmap_.expected(), false);
+    }
+    sim_.pool().release(req);
   }
 
   // Close: every PSN below the sender's end was acknowledged, so the target frees the PDC and
@@ -1094,6 +1143,7 @@ class UetTransport::PdcReceiver : public Endpoint {
   bool seen_any_ = false;
   bool accepted_any_ = false;  // a data packet was placed (the first is ACKed at once)
   uint64_t nacked_end_ = 0;    // one past the highest PSN NACKed for a trim
+  uint64_t ack_below_ = 0;     // a ReqAck's PSN: arrivals below it are ACKed at once
   bool nacked_ = false;
   uint64_t nack_psn_ = 0;
   Time nack_time_;
@@ -1144,11 +1194,12 @@ UetTransport::UetTransport(Network& net, FlowTable& flows, const UetConfig& cfg)
                       ? INT64_MAX
                       : max_window_;
   if (cfg_.rod_nack_interval == Time()) cfg_.rod_nack_interval = base_rtt_;
-  const PacketKindBlock kinds = net.sim().packet_kinds().reserve("uet", 4);
+  const PacketKindBlock kinds = net.sim().packet_kinds().reserve("uet", 5);
   close_ = kinds.kind(0, /*data=*/false);
   close_ack_ = kinds.kind(1, /*data=*/false);
   credit_ = kinds.kind(2, /*data=*/false);
   credit_req_ = kinds.kind(3, /*data=*/false);
+  req_ack_ = kinds.kind(4, /*data=*/false);
   sending_pdcs_.assign(net.host_count(), 0);
   nic_credit_.assign(net.host_count(), 0);
   if (cfg_.receiver_credit) {
@@ -1318,6 +1369,7 @@ const CongestionControl* UetTransport::pdc_cc(uint32_t src, uint32_t dst) const 
 
 std::vector<std::pair<std::string, uint64_t>> UetTransport::counters() const {
   std::vector<std::pair<std::string, uint64_t>> c{{"acks", counters_.acks},
+                                                  {"ack_requests", counters_.ack_requests},
                                                   {"nacks", counters_.nacks},
                                                   {"trimmed_nacks", counters_.trimmed_nacks},
                                                   {"trims_seen", counters_.trims_seen},

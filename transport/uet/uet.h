@@ -132,6 +132,7 @@ class UetTransport : public Transport {
 
   struct Counters {
     uint64_t acks = 0;              // ACKs sent (RUDI responses included)
+    uint64_t ack_requests = 0;      // ReqAck control packets sent (a cut window stranded data)
     uint64_t nacks = 0;             // NACKs sent
     uint64_t trimmed_nacks = 0;     // of which for a trimmed packet
     uint64_t timeouts = 0;          // PSNs expired by the retransmission timer
@@ -198,6 +199,7 @@ class UetTransport : public Transport {
   PacketType close_ack_{};    // PDS control: the target's answer to a Close
   PacketType credit_{};       // PDS control: Credit (cumulative pull number in seq)
   PacketType credit_req_{};   // PDS control: Credit Request (pull target in ext)
+  PacketType req_ack_{};      // PDS control: ReqAck (the sender asks for an ACK)
   Time time_per_quantum_;     // the pacers' time per credit quantum
   bool feedback_on_ = false;  // the pacers run fabric feedback (fabric_feedback resolved)
   std::vector<std::unique_ptr<Pacer>> pacers_;  // by receiving host, built on first use
