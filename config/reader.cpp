@@ -60,6 +60,13 @@ bool Section::is_text(std::string_view key, std::string_view value) const {
   return n != nullptr && n->is_string() && n->as_string()->get() == value;
 }
 
+std::string Section::peek_text(std::string_view table, std::string_view key) const {
+  if (table_ == nullptr) return {};
+  const auto* t = table_->get_as<toml::table>(table);
+  const auto* n = t == nullptr ? nullptr : t->get_as<std::string>(key);
+  return n == nullptr ? std::string() : n->get();
+}
+
 std::vector<std::string> Section::strings(std::string_view key, std::string_view doc) {
   document(key, "list of strings", "[]", doc);
   std::vector<std::string> v;

@@ -85,6 +85,10 @@ class Section {
   bool was_read(std::string_view key) const { return read_.find(key) != read_.end(); }
   /// True if `key` holds the string `value` (e.g. the sweep variable "$size").
   bool is_text(std::string_view key, std::string_view value) const;
+  /// The string at `table.key` of this section, without reading it (nothing recorded, nothing
+  /// marked read): a later section's kind that an earlier section's defaults depend on. Empty
+  /// when absent or not a string.
+  std::string peek_text(std::string_view table, std::string_view key) const;
   /// A list of strings (empty when absent).
   std::vector<std::string> strings(std::string_view key, std::string_view doc);
   /// A nested section that only documents keys (describe mode, e.g. "jobs[i]").

@@ -32,6 +32,10 @@ class RedMarker {
   /// As above for a queue with its own thresholds (a VOQ), with the configured pmax.
   bool mark(Packet& p, int64_t queue_bytes, Bytes kmin, Bytes kmax);
   const EcnConfig& config() const { return cfg_; }
+  void set_thresholds(Bytes kmin, Bytes kmax) {
+    cfg_.kmin = kmin;
+    cfg_.kmax = kmax;
+  }
 
  private:
   bool decide(double prob) { return prob >= 1.0 || (prob > 0 && rng_.uniform() < prob); }

@@ -66,6 +66,12 @@ void Switch::disable_ecn(uint16_t port) {
   }
 }
 
+void Switch::set_ecn_thresholds(Bytes kmin, Bytes kmax) {
+  cfg_.ecn.kmin = kmin;
+  cfg_.ecn.kmax = kmax;
+  marker_.set_thresholds(kmin, kmax);
+}
+
 void Switch::set_routes(const std::vector<std::vector<uint16_t>>& per_host) {
   route_group_.assign(per_host.size(), 0);
   groups_.clear();

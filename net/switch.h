@@ -72,6 +72,9 @@ class Switch : public Node, public EventTarget {
   /// Port `port` marks no ECN (removes the switch's RED hook from its data classes; call
   /// before other dequeue hooks are added).
   void disable_ecn(uint16_t port);
+  /// The RED thresholds become `kmin` and `kmax` (network.ecn.kmin_bdp: known once the fabric
+  /// is built); before the run starts.
+  void set_ecn_thresholds(Bytes kmin, Bytes kmax);
   /// Packets dropped because no route to their destination was left (failed links).
   uint64_t unroutable() const { return unroutable_; }
   uint64_t unroutable_bytes() const { return unroutable_bytes_; }

@@ -50,6 +50,12 @@ struct EcnConfig {
   Bytes kmin = Bytes(5000);
   Bytes kmax = Bytes(200000);
   double pmax = 0.01;
+  /// > 0: kmin and kmax are these fractions of one BDP (the NIC rate x the fabric's longest
+  /// unloaded round trip) in packets of the largest frame, each rounded up to whole packets
+  /// (uet-htsim's ceil(0.2 x BDP) and ceil(0.8 x BDP), REFERENCE.md §4.7, §9.3.3); the run
+  /// sets kmin and kmax from them when it has built the fabric (Switch::set_ecn_thresholds).
+  double kmin_bdp = 0;
+  double kmax_bdp = 0;
   /// > 0: kmin and kmax are for a port of this rate and scale linearly with each port's rate
   /// (HPCC ns-3's KMIN_MAP / KMAX_MAP: 400/1600 KB at 100G, 1600/6400 KB at 400G).
   Rate reference_rate;

@@ -4,6 +4,7 @@
 #include <algorithm>  // stable_sort (flows by source for the ideal FCTs)
 #include <bit>        // popcount (lossless classes)
 #include <chrono>     // wall time for the (non-JSON) speed figures
+#include <cmath>      // ceil (BDP-relative ECN thresholds)
 
 #include <fmt/format.h>
 
@@ -45,6 +46,7 @@ Run::Run(ScenarioConfig cfg) : cfg_(std::move(cfg)), sim_(cfg_.seed), net_(sim_)
   transport_ = cfg_.transport.kind->build(net_, flows_, cfg_.transport.config, cfg_.transport.wire);
   if (!cfg_.network.sw.ecn.host_ports) disable_host_ecn();
   if (transport_->needs_int()) install_int();
+  if (cfg_.network.sw.ecn.kmin_bdp > 0 && net_.host_count() > 0) install_bdp_ecn();
   if (cfg_.network.trim.enabled) install_trim();
   driver_ = std::make_unique<FlowDriver>(sim_, flows_, *transport_);
   install_sampler();
@@ -110,17 +112,34 @@ void Run::install_int() {
   }
 }
 
+std::pair<int64_t, int64_t> Run::bdp_in_frames() {
+  const int64_t frame = cfg_.network.sw.max_frame_bytes;
+  const Time rtt = longest_base_rtt(net_, frame, cfg_.transport.wire.control_bytes);
+  const int64_t bdp = bytes_in(rtt, net_.host(0).rate());
+  return {std::max<int64_t>(1, (bdp + frame - 1) / frame) * frame, frame};
+}
+
+// RED thresholds as fractions of one BDP (REFERENCE.md §4.7, §9.3.3: uet-htsim marks from
+// ceil(0.2 x BDP) to ceil(0.8 x BDP) packets, BDP in whole packets): each rounded up to whole
+// frames, for a port of the NIC's rate.
+void Run::install_bdp_ecn() {
+  const auto& e = cfg_.network.sw.ecn;
+  const auto [bdp, frame] = bdp_in_frames();
+  const auto frames = [&, bdp = bdp, frame = frame](double f) {
+    return Bytes(static_cast<int64_t>(std::ceil(f * static_cast<double>(bdp / frame))) * frame);
+  };
+  ecn_thresholds_ = {frames(e.kmin_bdp), frames(e.kmax_bdp)};
+  for (size_t i = 0; i < net_.switch_count(); ++i) {
+    net_.sw(i).set_ecn_thresholds(ecn_thresholds_.first, ecn_thresholds_.second);
+  }
+}
+
 // Packet trimming on every data-class queue of every switch (REFERENCE.md §4.4): the threshold
 // is one BDP unless given, 1.5 times that on the last hop (ToR ports towards hosts).
 void Run::install_trim() {
   const auto& t = cfg_.network.trim;
   Bytes threshold = t.threshold;
-  if (threshold == Bytes() && net_.host_count() > 0) {
-    const int64_t frame = cfg_.network.sw.max_frame_bytes;
-    const Time rtt = longest_base_rtt(net_, frame, cfg_.transport.wire.control_bytes);
-    const int64_t bdp = bytes_in(rtt, net_.host(0).rate());
-    threshold = Bytes(std::max<int64_t>(1, (bdp + frame - 1) / frame) * frame);
-  }
+  if (threshold == Bytes() && net_.host_count() > 0) threshold = Bytes(bdp_in_frames().first);
   trim_threshold_ = threshold;
   for (size_t i = 0; i < net_.switch_count(); ++i) {
     Switch& sw = net_.sw(i);

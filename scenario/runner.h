@@ -61,6 +61,8 @@ class Run : public FlowObserver {
   const std::vector<std::string>& warnings() const { return warnings_; }
   /// The trimming threshold of fabric queues (network.trim; 0 when trimming is off).
   Bytes trim_threshold() const { return trim_threshold_; }
+  /// The RED thresholds set from network.ecn.kmin_bdp / kmax_bdp ({0, 0} if absolute).
+  std::pair<Bytes, Bytes> ecn_thresholds() const { return ecn_thresholds_; }
 
   void on_flow_done(uint32_t flow, Time at) override;
   Simulation& sim() { return sim_; }
@@ -82,6 +84,11 @@ class Run : public FlowObserver {
   void install_faults();
   void install_int();
   void install_trim();
+  /// One BDP (the NIC rate x the fabric's longest unloaded round trip) in whole largest frames
+  /// (bytes), and that frame: what trimming and BDP-relative ECN thresholds are made of.
+  std::pair<int64_t, int64_t> bdp_in_frames();
+  /// network.ecn.kmin_bdp / kmax_bdp: every switch's RED thresholds from one BDP.
+  void install_bdp_ecn();
   void check_buffers();
   void disable_host_ecn();
   void install_sampler();
@@ -119,6 +126,7 @@ class Run : public FlowObserver {
   uint64_t memory_estimate_ = 0;
   std::vector<std::string> warnings_;
   Bytes trim_threshold_;
+  std::pair<Bytes, Bytes> ecn_thresholds_;
 };
 
 /// Loads nothing: builds and runs `cfg` in one call.

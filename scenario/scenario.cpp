@@ -182,7 +182,7 @@ void check_pause_quanta(Section& p, const NetworkConfig& n) {
                      100.0 * static_cast<double>(frame_bits) / static_cast<double>(period)));
 }
 
-void load_network(Section& s, NetworkConfig& n) {
+void load_network(Section& s, NetworkConfig& n, bool bdp_ecn) {
   n.framing_bytes = s.boolean("preamble_ifg", true,
                               "count preamble+SFD (8 B) and inter-frame gap (12 B) on the wire")
                         ? 20
@@ -224,9 +224,44 @@ void load_network(Section& s, NetworkConfig& n) {
   p.finish();
   auto e = s.table("ecn", "RED/ECN marking at egress dequeue, REFERENCE.md §1.4");
   n.sw.ecn.enabled = e.boolean("enabled", n.sw.ecn.enabled, "mark CE on ECT packets");
-  n.sw.ecn.kmin = e.bytes("kmin", n.sw.ecn.kmin, Bytes(0), kMaxBytes, "queue with no marking");
-  n.sw.ecn.kmax = e.bytes("kmax", n.sw.ecn.kmax, Bytes(0), kMaxBytes, "queue marked with pmax");
-  n.sw.ecn.pmax = e.real("pmax", n.sw.ecn.pmax, 0.0, 1.0, "marking probability at kmax");
+  // Thresholds: absolute (kmin, kmax) or fractions of one BDP (kmin_bdp, kmax_bdp), the latter
+  // by default with a transport whose switches use the UE defaults (REFERENCE.md §4.7), unless
+  // kmin or kmax is given. Only the form in use is read (and recorded).
+  const bool given = e.has("kmin") || e.has("kmax");
+  const bool bdp_default = bdp_ecn && !given;
+  const char* bdp_doc =
+      "with transport.kind = \"uet\" unless kmin or kmax is given: the UE switch default, "
+      "REFERENCE.md §4.7";
+  n.sw.ecn.kmin_bdp =
+      e.real("kmin_bdp", bdp_default ? 0.2 : 0.0, 0.0, 1000.0,
+             fmt::format("> 0: kmin is this fraction of one BDP (NIC rate x the fabric's longest "
+                         "unloaded round trip) in whole frames, rounded up, as uet-htsim (0 = "
+                         "kmin; 0.2 {})",
+                         bdp_doc));
+  n.sw.ecn.kmax_bdp = e.real("kmax_bdp", bdp_default ? 0.8 : 0.0, 0.0, 1000.0,
+                             fmt::format("> 0: kmax is this fraction of one BDP, as kmin_bdp (0 = "
+                                         "kmax; 0.8 {})",
+                                         bdp_doc));
+  const bool fractions = n.sw.ecn.kmin_bdp > 0 || n.sw.ecn.kmax_bdp > 0;
+  if (e.describing() || !fractions) {
+    n.sw.ecn.kmin = e.bytes("kmin", n.sw.ecn.kmin, Bytes(0), kMaxBytes, "queue with no marking");
+    n.sw.ecn.kmax = e.bytes("kmax", n.sw.ecn.kmax, Bytes(0), kMaxBytes, "queue marked with pmax");
+  }
+  n.sw.ecn.pmax = e.real("pmax", bdp_ecn ? 1.0 : n.sw.ecn.pmax, 0.0, 1.0,
+                         "marking probability at kmax (1 with transport.kind = \"uet\", "
+                         "REFERENCE.md §4.7)");
+  if (!e.describing() && fractions) {
+    if (given) {
+      e.fail(e.has("kmin") ? "kmin" : "kmax",
+             "no absolute threshold with network.ecn.kmin_bdp or kmax_bdp (one form or the "
+             "other)");
+    }
+    if (n.sw.ecn.kmin_bdp <= 0 || n.sw.ecn.kmax_bdp <= n.sw.ecn.kmin_bdp) {
+      e.fail("kmax_bdp", fmt::format("a fraction above network.ecn.kmin_bdp = {} (both given, "
+                                     "the upper above the lower)",
+                                     n.sw.ecn.kmin_bdp));
+    }
+  }
   n.sw.ecn.reference_rate = e.rate("reference_rate", n.sw.ecn.reference_rate,
                                    "> 0: kmin and kmax are for a port of this rate and scale "
                                    "with each port's rate (HPCC ns-3 K maps); 0 = the same for "
@@ -239,7 +274,7 @@ void load_network(Section& s, NetworkConfig& n) {
   n.sw.ecn.host_ports = e.boolean("host_ports", n.sw.ecn.host_ports,
                                   "ToR ports towards hosts mark as well (false with UET "
                                   "receiver credit, as the UE spec advises)");
-  if (!e.describing() && n.sw.ecn.kmax <= n.sw.ecn.kmin) {
+  if (!e.describing() && !fractions && n.sw.ecn.kmax <= n.sw.ecn.kmin) {
     e.fail("kmax", fmt::format("a size above network.ecn.kmin = {}", to_string(n.sw.ecn.kmin)));
   }
   e.finish();
@@ -446,8 +481,10 @@ void load_families(Section& top, ScenarioConfig& c, std::vector<Section>& fault_
   }
   topo.finish();
 
+  // The switches' ECN defaults depend on the transport's kind, read (and checked) below.
+  const TransportKind* tk = reg.transports.find(top.peek_text("transport", "kind"));
   auto net = top.table("network", "links and switches");
-  load_network(net, c.network);
+  load_network(net, c.network, tk != nullptr && tk->bdp_ecn_defaults());
   net.finish();
 
   auto routing = top.table("routing", "path selection of Ethernet switches");
@@ -623,7 +660,7 @@ Catalogue describe_catalogue() {
   auto sim = s.table("simulation", "run control");
   load_simulation(sim, c);
   auto net = s.table("network", "links and switches");
-  load_network(net, c.network);
+  load_network(net, c.network, false);
   {
     auto tr = s.table("transport", "host transport (every kind)");
     load_wire(tr, &c.transport.tclass);

@@ -29,6 +29,38 @@ TEST(Loader, DefaultsAndEffectiveScenario) {
   EXPECT_EQ(c.network.sw.max_frame_bytes, 4096 + 62);
 }
 
+// The switches' ECN defaults follow the transport (REFERENCE.md §4.7): UET's are 0.2 to 0.8 of
+// one BDP with probability 1 at the top; any other kind keeps DCQCN's RED (5 kB to 200 kB, 1 %).
+// An absolute threshold given with UET takes the absolute form; the two forms do not mix.
+TEST(Loader, EcnDefaultsFollowTheTransport) {
+  const auto uet = load_scenario_text("[transport]\nkind = \"uet\"\n", "uet.toml");
+  EXPECT_EQ(uet.network.sw.ecn.kmin_bdp, 0.2);
+  EXPECT_EQ(uet.network.sw.ecn.kmax_bdp, 0.8);
+  EXPECT_EQ(uet.network.sw.ecn.pmax, 1.0);
+  EXPECT_EQ(uet.effective["network"]["ecn"]["kmin_bdp"], 0.2);
+  EXPECT_FALSE(uet.effective["network"]["ecn"].contains("kmin"));  // not the form in use
+  const auto roce = load_scenario_text("[transport]\nkind = \"roce\"\n", "roce.toml");
+  EXPECT_EQ(roce.network.sw.ecn.kmin_bdp, 0.0);
+  EXPECT_EQ(roce.network.sw.ecn.kmin.count(), 5000);
+  EXPECT_EQ(roce.network.sw.ecn.pmax, 0.01);
+  const auto given = load_scenario_text(
+      "[transport]\nkind = \"uet\"\n[network.ecn]\nkmax = \"100kB\"\n", "g.toml");
+  EXPECT_EQ(given.network.sw.ecn.kmin_bdp, 0.0);
+  EXPECT_EQ(given.network.sw.ecn.kmin.count(), 5000);
+  EXPECT_EQ(given.network.sw.ecn.kmax.count(), 100000);
+  EXPECT_EQ(given.network.sw.ecn.pmax, 1.0);
+  const auto fractions =
+      load_scenario_text("[network.ecn]\nkmin_bdp = 0.5\nkmax_bdp = 1.5\n", "f.toml");
+  EXPECT_EQ(fractions.network.sw.ecn.kmax_bdp, 1.5);
+  EXPECT_NE(error_of("[network.ecn]\nkmin_bdp = 0.5\nkmin = \"10kB\"\n").find("network.ecn.kmin"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of("[network.ecn]\nkmin_bdp = 0.5\nkmax_bdp = 0.5\n").find("network.ecn.kmax_bdp"),
+      std::string::npos);
+  EXPECT_NE(error_of("[network.ecn]\nkmax_bdp = 0.5\n").find("network.ecn.kmax_bdp"),
+            std::string::npos);
+}
+
 TEST(Loader, OverridesParseAsTomlOrString) {
   const auto c = load_scenario_text("", "x.toml",
                                     {"topology.uplink_rate=800Gbps", "network.pfc.enabled=false",

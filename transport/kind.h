@@ -41,6 +41,9 @@ class TransportKind {
   /// True when the kind's receivers recognise a trimmed header (Packet kTrimmed) and recover
   /// its payload; `network.trim.enabled` is refused with any other kind.
   virtual bool handles_trim() const { return false; }
+  /// True when the switches' ECN defaults for this kind are the Ultra Ethernet ones (REFERENCE.md
+  /// §4.7: marking from 0.2 to 0.8 of one BDP, probability 1 at the top) rather than DCQCN's.
+  virtual bool bdp_ecn_defaults() const { return false; }
 };
 
 /// `[transport]` keys every kind shares: payload, header and control frame sizes, class.

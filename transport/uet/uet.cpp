@@ -1612,6 +1612,7 @@ class UetKind final : public TransportKind {
     return std::make_unique<UetTransport>(net, flows, c);
   }
   bool handles_trim() const override { return true; }
+  bool bdp_ecn_defaults() const override { return true; }
   int64_t header_bytes(const KindConfig& cfg, const WireConfig& /*wire*/) const override {
     return cfg.get<UetConfig>().wire.header_bytes;
   }
