@@ -337,7 +337,8 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     credit_rounds_ = 0;  // the target answers (retry_round)
     if (p->type != t_.credit_) timeout_rounds_ = 0;
     if (p->type == t_.close_ack_) {
-      on_close_ack(now);
+      // An answer to an earlier PDC's Close (delayed past that PDC's end) is not this one's.
+      if (p->seq == close_end_) on_close_ack(now);
       sim_.pool().release(p);
       return;
     }
@@ -524,14 +525,21 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   }
 
   void send_close(Time now) {
-    if (state_ != State::kClosing) close_resends_ = 0;
+    if (state_ != State::kClosing) {
+      close_resends_ = 0;
+      // The PDC's end, fixed at the first Close: a message posted while it closes extends
+      // psn_end_ for the next PDC, and a resent Close carrying that would make the target take
+      // the next PDC's PSNs for stale (a lost Close, then a resend after a new message: the
+      // second flow never completed).
+      close_end_ = psn_end_;
+    }
     state_ = State::kClosing;
     if (credit_) {  // the PDC ends: credit it holds is never sent against
       credit_->expire();
       sync_credit();
     }
     Packet* p = control(t_.close_, now);
-    p->seq = psn_end_;  // the PDC's end: anything below it from now on is stale
+    p->seq = close_end_;  // the PDC's end: anything below it from now on is stale
     ++t_.counters_.closes;
     host_.send_control(p);
     close_timer_.arm(sim_.scheduler(), this, kClose, now + t_.rto_);
@@ -849,6 +857,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   int64_t window_ = 0;
   int64_t peak_in_flight_ = 0;  // the most frame bytes ever in flight (tests)
   uint64_t psn_end_ = 0;
+  uint64_t close_end_ = 0;  // the closing PDC's end (its Close frames carry it)
   Time last_send_;
   Time gap_;
   std::unique_ptr<CreditSource> credit_;  // receiver credit (RCCC) only
