@@ -439,6 +439,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       sig.resent = Bytes(resent);
       cc_->on_timeout(sig);
       cc_changed(/*kick=*/false);
+      check_stranded(now);  // the resends wait behind a full window of packets in flight
     }
     arm_rto();
     wake();
@@ -791,12 +792,14 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   // The sender then asks with the spec's ReqAck control packet (ctl_type 1, REFERENCE.md §4.2)
   // carrying its next PSN: the target ACKs at once and at every arrival below that PSN (a
   // ReqAck can overtake the data it asks about). Once per stranding: not while a packet that
-  // draws an ACK (AR, a resend, or below an earlier ReqAck's PSN) is still outstanding.
+  // draws an ACK (AR or a resend) is outstanding, nor when nothing was sent since the last
+  // ReqAck (every packet in flight is below its PSN). Not resent: a lost ReqAck or answer is
+  // left to the RTO. Also after a timeout: its resends wait behind the stranded packets.
   void check_stranded(Time now) {
     if (state_ != State::kOpen || (mode_ != PdsMode::kRud && mode_ != PdsMode::kRod)) return;
     if (sb_.in_flight_bytes() == 0 || sb_.in_flight_bytes() + full_frame() <= window_) return;
     if (!sb_.has_retransmit() && sb_.nxt() >= psn_end_) return;  // nothing waits to go
-    if (sb_.una() < req_ack_end_) return;  // the target ACKs every arrival below it
+    if (sb_.nxt() <= req_ack_end_) return;  // nothing new since: each arrival is ACKed
     if (const PdsScoreboard::Slot* s = sb_.slot(asked_)) {
       if (s->state == PdsScoreboard::State::kOutstanding) return;
     }
