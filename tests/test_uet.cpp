@@ -388,7 +388,7 @@ TEST(Uet, EachRandomLossCostsAboutOneTimeout) {
 // = 296.434 us without. Untrimmed data waits in the queue instead of being cut: a 15:1 incast
 // queues its first windows (1.5 BDP each) 16 BDP deep at the receiver's port, 151 us. With one
 // BDP in the rule every first window timed out (436 timeouts, 305 duplicates, none of it
-// lost; the last FCT 2,577 us); with five, 4 remain (2,476 us).
+// lost; the last FCT 2,577 us); with five, 4 remained (2,476 us), which ReqAck removes.
 TEST(Uet, TheDefaultRtoCountsFiveBdpOfQueueWithoutTrimming) {
   const std::string incast =
       "[workload]\nkind = \"incast\"\nsenders = 15\nreceiver = 0\nbytes = \"2MB\"\n";
@@ -397,6 +397,14 @@ TEST(Uet, TheDefaultRtoCountsFiveBdpOfQueueWithoutTrimming) {
   EXPECT_EQ(dynamic_cast<UetTransport&>(trimmed.transport()).rto(), Time::ps(71286720));
   fabsim::Run plain(load_scenario_text(uet_fabric(32, 4, incast), "plain.toml"));
   EXPECT_EQ(dynamic_cast<UetTransport&>(plain.transport()).rto(), Time::ps(296433600));
+  // A given threshold is the queue: 1 MB drains in 80 us, so 15 + 6 x 80 = 495 us. With one
+  // BDP in the rule this incast timed out 223 times (174 duplicates) with nothing lost.
+  const std::string deep = "[network.trim]\nenabled = true\nthreshold = \"1MB\"\n" + incast;
+  const RunResult d = run_checked(load_scenario_text(uet_fabric(32, 4, deep), "deep.toml"));
+  EXPECT_EQ(d.ledger.total().dropped_total().packets, 0U);
+  EXPECT_EQ(counter(d, "timeouts"), 0U);
+  fabsim::Run deep_run(load_scenario_text(uet_fabric(32, 4, deep), "deep.toml"));
+  EXPECT_EQ(dynamic_cast<UetTransport&>(deep_run.transport()).rto(), Time::us(495));
   const RunResult r = execute_checked(plain);
   ASSERT_TRUE(r.all_done);
   EXPECT_EQ(r.ledger.total().dropped_total().packets, 0U);

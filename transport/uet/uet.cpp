@@ -1172,10 +1172,14 @@ UetTransport::UetTransport(Network& net, FlowTable& flows, const UetConfig& cfg)
   const int64_t bdp = bytes_in(base_rtt_, line);
   const int64_t bdp_frames = std::max<int64_t>(1, (bdp + frame - 1) / frame) * frame;
   // uet-htsim's rule (REFERENCE.md §9.3.3): 15 us + 6 drain times of a switch queue, the queue
-  // being one BDP with trimming (its threshold) and five without (its auto queue: untrimmed
-  // data waits in five BDP before it is dropped). One BDP without trimming timed out the first
-  // window of a 15:1 incast 478 times, none of it lost (Uet.UntrimmedIncastDoesNotTimeOut).
-  const int64_t queue_frames = cfg_.trimming ? bdp_frames : 5 * bdp_frames;
+  // being the trim threshold with trimming (one BDP unless given: htsim's queue is its
+  // threshold, -q or auto) and five BDP without (its auto queue: untrimmed data waits in five
+  // BDP before it is dropped). One BDP without trimming timed out the first windows of a 15:1
+  // incast 436 times, none of it lost; a 1 MB threshold with a one-BDP RTO, 223 times
+  // (Uet.TheDefaultRtoCountsFiveBdpOfQueueWithoutTrimming).
+  const int64_t queue_frames = !cfg_.trimming
+                                   ? 5 * bdp_frames
+                                   : (cfg_.trim_threshold > 0 ? cfg_.trim_threshold : bdp_frames);
   rto_ = cfg_.rto > Time() ? cfg_.rto : Time::us(15) + serialization_delay(6 * queue_frames, line);
   max_window_ = cfg_.max_window > 0 ? cfg_.max_window : std::max<int64_t>(frame, 3 * bdp / 2);
   // A given RTO shorter than one full window's round trip on an empty fabric: every window
@@ -1548,7 +1552,8 @@ class UetKind final : public TransportKind {
             .count();
     c.rto = u.time("rto", c.rto,
                    "retransmission timeout (0 = 15 us + 6 x the drain time at the NIC rate of a "
-                   "switch queue of one BDP with trimming, five without: uet-htsim's rule)");
+                   "switch queue: the trim threshold with trimming, five BDP without: "
+                   "uet-htsim's rule)");
     c.rto_backoff = static_cast<uint8_t>(u.integer(
         "rto_backoff", c.rto_backoff, 0, PdsScoreboard::kMaxBackoff,
         "RTO backoff (UE spec: RTO_INIT x 2^retry): a packet's k-th resend times out after rto x "
@@ -1601,6 +1606,7 @@ class UetKind final : public TransportKind {
     }
     u.finish();
     c.trimming = env.trimming;
+    c.trim_threshold = env.trim_threshold;
     c.cc = load_cc(s, env, "nscc");
     if (!s.describing() && c.inflight_cap == InflightCap::kOff && !c.receiver_credit &&
         c.cc.kind == &none_cc()) {

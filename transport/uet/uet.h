@@ -52,8 +52,9 @@ struct UetConfig {
   /// the PDC's first data packet, ECN, a duplicate, an ACK request, the end of a message, or an
   /// arrival that fills a hole). 16 KiB (REFERENCE.md §4.2).
   int64_t ack_every_bytes = 16384;
-  /// Retransmission timeout (0 = 15 us + 6 drain times at the NIC rate of a switch queue of one
-  /// BDP with trimming, five without: uet-htsim's rule and auto queue, REFERENCE.md §9.3.3).
+  /// Retransmission timeout (0 = 15 us + 6 drain times at the NIC rate of a switch queue: the
+  /// trim threshold (one BDP unless given) with trimming, five BDP without: uet-htsim's rule
+  /// and auto queue, REFERENCE.md §9.3.3).
   Time rto;
   /// RTO backoff (UE spec 1.0: RTO = RTO_INIT x 2^retry, REFERENCE.md §4.2): a PSN's k-th
   /// resend times out after rto x 2^min(k, rto_backoff). 0 = a fixed RTO for every send, as
@@ -83,6 +84,7 @@ struct UetConfig {
   Time close_after = Time::us(100);  // [UNVERIFIED]: the spec leaves it to the implementation
   bool complete_on_ack = false;      // completion = "acked"
   bool trimming = false;             // the fabric trims (network.trim.enabled): NSCC's target
+  int64_t trim_threshold = 0;        // its threshold at the NIC's rate (0 = one BDP): the RTO
   CcConfig cc;
   /// Receiver credit (RCCC, REFERENCE.md §4.6): a sender sends only what the receiver's pacer
   /// granted, after a speculative first window. With or without a window CC (cc = "none").
