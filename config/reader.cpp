@@ -298,9 +298,9 @@ std::vector<Bytes> Section::sizes(std::string_view key, const std::vector<Bytes>
   std::vector<Bytes> v = def;
   if (const auto* n = find(key)) {
     const auto* arr = n->as_array();
-    const std::string expected = fmt::format(
-        "a non-empty list of sizes of at least {} (e.g. [\"1MiB\", \"2MiB\"])", to_string(lo));
-    if (arr == nullptr || arr->empty()) fail_at(n, key, expected);
+    const std::string expected =
+        fmt::format("a list of sizes of at least {} (e.g. [\"1MiB\", \"2MiB\"])", to_string(lo));
+    if (arr == nullptr) fail_at(n, key, expected);
     v.clear();
     for (const auto& el : *arr) {
       Parsed<Bytes> p;

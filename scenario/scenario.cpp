@@ -238,10 +238,12 @@ void load_network(Section& s, NetworkConfig& n, bool bdp_ecn) {
                          "unloaded round trip) in whole frames, rounded up, as uet-htsim (0 = "
                          "kmin; 0.2 {})",
                          bdp_doc));
-  n.sw.ecn.kmax_bdp = e.real("kmax_bdp", bdp_default ? 0.8 : 0.0, 0.0, 1000.0,
-                             fmt::format("> 0: kmax is this fraction of one BDP, as kmin_bdp (0 = "
-                                         "kmax; 0.8 {})",
-                                         bdp_doc));
+  // kmin_bdp = 0 given with UET asks for the absolute form: kmax_bdp's default follows it.
+  n.sw.ecn.kmax_bdp =
+      e.real("kmax_bdp", bdp_default && n.sw.ecn.kmin_bdp > 0 ? 0.8 : 0.0, 0.0, 1000.0,
+             fmt::format("> 0: kmax is this fraction of one BDP, as kmin_bdp (0 = "
+                         "kmax; 0.8 {})",
+                         bdp_doc));
   const bool fractions = n.sw.ecn.kmin_bdp > 0 || n.sw.ecn.kmax_bdp > 0;
   if (e.describing() || !fractions) {
     n.sw.ecn.kmin = e.bytes("kmin", n.sw.ecn.kmin, Bytes(0), kMaxBytes, "queue with no marking");
@@ -264,8 +266,14 @@ void load_network(Section& s, NetworkConfig& n, bool bdp_ecn) {
   }
   n.sw.ecn.reference_rate = e.rate("reference_rate", n.sw.ecn.reference_rate,
                                    "> 0: kmin and kmax are for a port of this rate and scale "
-                                   "with each port's rate (HPCC ns-3 K maps); 0 = the same for "
-                                   "every port");
+                                   "with each port's rate (HPCC ns-3 K maps; absolute kmin and "
+                                   "kmax only)",
+                                   "the same for every port");
+  if (!e.describing() && fractions && n.sw.ecn.reference_rate.bps() > 0) {
+    e.fail("reference_rate",
+           "0 with network.ecn.kmin_bdp / kmax_bdp (fractions of the BDP at the NIC's rate); to "
+           "scale thresholds by port rate, give absolute kmin and kmax");
+  }
   n.sw.ecn.at_departure =
       e.choice("mark_at", n.sw.ecn.at_departure ? "departure" : "dequeue", {"dequeue", "departure"},
                "where the rule reads the queue behind the packet: dequeue = when the port starts "
@@ -298,8 +306,8 @@ void load_network(Section& s, NetworkConfig& n, bool bdp_ecn) {
   n.trim.reference_rate = t.rate("reference_rate", n.trim.reference_rate,
                                  "> 0: the threshold is for a port of this rate and scales with "
                                  "each port's rate as it is then (a degraded link trims at a "
-                                 "smaller queue, as uet-htsim's failed links); 0 = the same for "
-                                 "every port");
+                                 "smaller queue, as uet-htsim's failed links)",
+                                 "the same for every port");
   t.finish();
   auto in = s.table("int", "resolution of the in-band telemetry fields switches stamp (HPCC)");
   n.int_units.time =
@@ -520,6 +528,9 @@ void load_families(Section& top, ScenarioConfig& c, std::vector<Section>& fault_
   tr.finish();
   c.transport.wire.header_bytes =
       c.transport.kind->header_bytes(c.transport.config, c.transport.wire);
+  // The effective scenario says the header the kind put on the wire (UET's own unless given),
+  // so that giving it again runs the same.
+  if (!tr.describing()) c.effective["transport"]["header_bytes"] = c.transport.wire.header_bytes;
   if (!tr.describing() && c.network.trim.enabled && !c.transport.kind->handles_trim()) {
     tr.fail("kind", fmt::format("a transport that recovers trimmed packets (\"uet\") with "
                                 "network.trim.enabled = true; \"{}\" would take a trimmed "

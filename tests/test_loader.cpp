@@ -59,6 +59,29 @@ TEST(Loader, EcnDefaultsFollowTheTransport) {
       std::string::npos);
   EXPECT_NE(error_of("[network.ecn]\nkmax_bdp = 0.5\n").find("network.ecn.kmax_bdp"),
             std::string::npos);
+  // kmin_bdp = 0 with UET asks for the absolute form: DCQCN's thresholds, UET's pmax.
+  const auto zero =
+      load_scenario_text("[transport]\nkind = \"uet\"\n[network.ecn]\nkmin_bdp = 0\n", "z.toml");
+  EXPECT_EQ(zero.network.sw.ecn.kmax_bdp, 0.0);
+  EXPECT_EQ(zero.network.sw.ecn.kmin.count(), 5000);
+  // A reference rate scales absolute thresholds only; "0" (recorded when none) is accepted.
+  EXPECT_NE(error_of("[transport]\nkind = \"uet\"\n[network.ecn]\nreference_rate = \"400Gbps\"\n")
+                .find("network.ecn.reference_rate"),
+            std::string::npos);
+  EXPECT_EQ(load_scenario_text("[network.ecn]\nreference_rate = \"0\"\n", "r.toml")
+                .network.sw.ecn.reference_rate.bps(),
+            0);
+}
+
+// Giving the effective scenario's keys again runs the same scenario: UET's own header (102 B,
+// not the common default of 62) is what is recorded, and the recorded empty sweep is accepted.
+TEST(Loader, TheEffectiveScenarioCanBeGivenAgain) {
+  const auto uet = load_scenario_text("[transport]\nkind = \"uet\"\n", "uet.toml");
+  EXPECT_EQ(uet.effective["transport"]["header_bytes"], 102);
+  const auto again = load_scenario_text(
+      "[transport]\nkind = \"uet\"\nheader_bytes = 102\n[sweep]\nsizes = []\n", "again.toml");
+  EXPECT_EQ(again.transport.wire.header_bytes, uet.transport.wire.header_bytes);
+  EXPECT_TRUE(again.sweep.sizes.empty());
 }
 
 TEST(Loader, OverridesParseAsTomlOrString) {

@@ -158,8 +158,13 @@ def network(rng, sc):
         ecn.update(kmin=pick(rng, "5KB", "20KB"), kmax=pick(rng, "100KB", "400KB"),
                    pmax=pick(rng, 0.01, 0.1, 1.0))
     if ecn["enabled"] and rng.random() < 0.3:
-        ecn.update(mark_at=pick(rng, "dequeue", "departure"), host_ports=rng.random() < 0.5,
-                   reference_rate=pick(rng, "25Gbps", "100Gbps"))
+        ecn.update(mark_at=pick(rng, "dequeue", "departure"), host_ports=rng.random() < 0.5)
+        rate = pick(rng, "25Gbps", "100Gbps")
+        # A reference rate scales absolute thresholds only (UET's default is BDP fractions).
+        if "kmin" in ecn:
+            ecn["reference_rate"] = rate
+        elif rng.random() < 0.5:
+            ecn.update(kmin_bdp=pick(rng, 0.2, 0.5), kmax_bdp=pick(rng, 0.8, 2.0))
     if rng.random() < 0.2:
         net["nic_arbiter"] = pick(rng, "ring", "fifo")
     if rng.random() < 0.25:
