@@ -97,6 +97,7 @@ def fabsim_toml(name, matrix, topo, trim, kmin, kmax, stop="100ms", uet=(), nscc
              "[transport]", 'kind = "uet"', "payload = 4086", "header_bytes = 64",
              "control_bytes = 64", f'cc = "{cc}"',
              "[transport.uet]", 'mode = "rud"', 'completion = "acked"', "pdc_close = false",
+             'ack_delay = "0s"',  # htsim's receiver has no coalescing timer
              f"receiver_credit = {'true' if credit else 'false'}", *uet]
     if nscc:
         lines += ["[transport.nscc]", *nscc]

@@ -20,13 +20,15 @@ constexpr int64_t kUdpIpEthBytes = 46;  // Ethernet 14 + FCS 4 + IPv4 20 + UDP 8
 // Packet::flags bits (transport-owned 0x01..0x10).
 constexpr uint8_t kAckRequest = 0x01;  // data: the sender asks for an ACK now (AR)
 constexpr uint8_t kEndOfMessage = 0x02;
-constexpr uint8_t kRetransmit = 0x04;    // data: a resend (RETX); the receiver ACKs it at once
-constexpr uint8_t kSyn = 0x08;           // data: the PDC is being set up (no ACK seen yet)
-constexpr uint8_t kReask = 0x04;         // credit request: no grant came for an RTO
-constexpr uint8_t kEcnEcho = 0x01;       // ACK: the data that triggered it arrived with CE
-constexpr uint8_t kAckForReqAck = 0x02;  // ACK: answers a ReqAck, no data triggered it
-constexpr uint8_t kNackTrimmed = 0x02;   // NACK: for a trimmed packet
-constexpr uint8_t kNackRodGap = 0x04;    // NACK: ROD, the receiver expects this PSN
+constexpr uint8_t kRetransmit = 0x04;  // data: a resend (RETX); the receiver ACKs it at once
+constexpr uint8_t kSyn = 0x08;         // data: the PDC is being set up (no ACK seen yet)
+constexpr uint8_t kReask = 0x04;       // credit request: no grant came for an RTO
+constexpr uint8_t kEcnEcho = 0x01;     // ACK: the data that triggered it arrived with CE
+// ACK: no data packet triggered it (a ReqAck's answer, or the coalescing timer's): no RTT
+// sample, no entropy feedback.
+constexpr uint8_t kAckNoTrigger = 0x02;
+constexpr uint8_t kNackTrimmed = 0x02;  // NACK: for a trimmed packet
+constexpr uint8_t kNackRodGap = 0x04;   // NACK: ROD, the receiver expects this PSN
 // NACK for a packet trimmed at the switch port towards its receiver (UET_TRIMMED_LASTHOP,
 // REFERENCE.md §4.4), and whether it had been CE-marked before (uet-htsim's ecn_echo).
 constexpr uint8_t kNackLastHop = 0x08;
@@ -584,7 +586,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     // The round trip of the packet that triggered the ACK, from the sender's own record of its
     // send (a NIC timestamp); none if it was sent more than once (Karn).
     Time rtt = kNoRttSample;
-    const PdsScoreboard::Slot* s = (p.flags & kAckForReqAck) != 0 ? nullptr : sb_.slot(trigger);
+    const PdsScoreboard::Slot* s = (p.flags & kAckNoTrigger) != 0 ? nullptr : sb_.slot(trigger);
     if (s != nullptr) {
       if (s->state != PdsScoreboard::State::kAcked && s->sends == 1) rtt = now - s->sent;
       entropy_.feedback(s->ev, now, ecn ? EvFeedback::kEcn : EvFeedback::kGood);
@@ -903,7 +905,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
 
 // ---- receiver --------------------------------------------------------------------------------
 
-class UetTransport::PdcReceiver : public Endpoint {
+class UetTransport::PdcReceiver : public Endpoint, public EventTarget {
  public:
   PdcReceiver(UetTransport& t, uint32_t host, uint32_t peer_host, uint32_t peer_ep)
       : t_(t), sim_(t.net_.sim()), host_(t.net_.host(host)), self_(host), peer_host_(peer_host),
@@ -1023,6 +1025,8 @@ class UetTransport::PdcReceiver : public Endpoint {
             !accepted_any_ || bitmap_.expected() < nacked_end_ || psn < ack_below_ ||
             pending_bytes_ >= t_.cfg_.ack_every_bytes) {
           send_ack(*p, psn, ce);
+        } else if (t_.cfg_.ack_delay > Time()) {
+          hold_ack(*p, now);
         }
         accepted_any_ = true;
         break;
@@ -1055,8 +1059,10 @@ class UetTransport::PdcReceiver : public Endpoint {
   }
 
   // ACK (RUDI: the response) for the arrival of `psn`: CACK, then 64 SACK bits from the base.
-  void send_ack(const Packet& data, uint64_t psn, bool ce) {
+  // `triggered`: false for an ACK that no data packet drew (a ReqAck's answer, the timer's).
+  void send_ack(const Packet& data, uint64_t psn, bool ce, bool triggered = true) {
     pending_bytes_ = 0;
+    holding_ = false;
     ++t_.counters_.acks;
     const uint64_t cack = bitmap_.expected();
     const uint64_t base = sack_base(psn, cack);
@@ -1066,9 +1072,40 @@ class UetTransport::PdcReceiver : public Endpoint {
     p->set_ext_at<int32_t, kTriggerOffset>(
         static_cast<int32_t>(static_cast<int64_t>(psn) - static_cast<int64_t>(cack)));
     if (ce) p->flags = kEcnEcho;
-    if (data.type == t_.req_ack_) p->flags = kAckForReqAck;
+    if (!triggered) p->flags = kAckNoTrigger;
     if (t_.flows_[data.flow].trace) t_.flows_.trace({sim_.now(), data.flow, 'a', cack, 0});
     host_.send_control(p);
+  }
+
+  // The coalescing timer (UetConfig::ack_delay): data held unacknowledged is ACKed at most
+  // ack_delay after the first of it arrived. A PDC whose packets come far apart (many PDCs
+  // taking turns at the sending NIC) would otherwise wait for ack_every bytes past the RTO. One
+  // timer per PDC, armed when held data begins and left armed (lazily) when an ACK goes first.
+  void hold_ack(const Packet& data, Time now) {
+    if (!holding_) {
+      holding_ = true;
+      held_since_ = now;
+    }
+    held_sport_ = data.sport;
+    held_flow_ = data.flow;
+    if (!ack_timer_.armed()) {
+      ack_timer_.arm(sim_.scheduler(), this, 0, held_since_ + t_.cfg_.ack_delay);
+    }
+  }
+
+  void on_event(uint32_t tag, uint32_t gen) override {
+    if (!ack_timer_.fire(sim_.scheduler(), this, tag, gen) || !holding_) return;
+    const Time due = held_since_ + t_.cfg_.ack_delay;
+    if (due > sim_.now()) {  // an ACK went since the timer was armed; newer data is held
+      ack_timer_.arm(sim_.scheduler(), this, 0, due);
+      return;
+    }
+    ++t_.counters_.delayed_acks;
+    Packet stand_in;  // what send_ack reads of the data it answers
+    stand_in.sport = held_sport_;
+    stand_in.flow = held_flow_;
+    // No trigger: the data waited up to ack_delay, so its round trip would mislead the CC.
+    send_ack(stand_in, seen_any_ ? highest_ : bitmap_.expected(), false, /*triggered=*/false);
   }
 
   void send_nack(const Packet& data, uint64_t psn, uint8_t code) {
@@ -1090,7 +1127,9 @@ class UetTransport::PdcReceiver : public Endpoint {
     } else {
       ack_below_ = std::max(ack_below_, req->seq);
       // Nothing of the PDC arrived yet: the data it asks about follows, ACKed as it arrives.
-      if (open_ && accepted_any_) send_ack(*req, seen_any_ ? highest_ : bitmap_.expected(), false);
+      if (open_ && accepted_any_) {
+        send_ack(*req, seen_any_ ? highest_ : bitmap_.expected(), false, /*triggered=*/false);
+      }
     }
     sim_.pool().release(req);
   }
@@ -1156,6 +1195,11 @@ class UetTransport::PdcReceiver : public Endpoint {
   bool accepted_any_ = false;  // a data packet was placed (the first is ACKed at once)
   uint64_t nacked_end_ = 0;    // one past the highest PSN NACKed for a trim
   uint64_t ack_below_ = 0;     // a ReqAck's PSN: arrivals below it are ACKed at once
+  bool holding_ = false;       // data is held unacknowledged (the coalescing timer runs)
+  Time held_since_;            // when the first of it arrived
+  uint16_t held_sport_ = 0;    // the latest held arrival's entropy and flow (the ACK echoes)
+  uint32_t held_flow_ = 0;
+  Timer ack_timer_;
   bool nacked_ = false;
   uint64_t nack_psn_ = 0;
   Time nack_time_;
@@ -1193,6 +1237,12 @@ UetTransport::UetTransport(Network& net, FlowTable& flows, const UetConfig& cfg)
         "data that was not lost",
         to_string(cfg_.rto), to_string(window_rtt), to_string(base_rtt_), max_window_,
         to_string(line)));
+  }
+  if (cfg_.ack_delay >= rto_) {
+    net.sim().warn(fmt::format(
+        "key 'transport.uet.ack_delay': {} is not below the RTO, {}: data held for an ACK can "
+        "time out at its sender although it arrived",
+        to_string(cfg_.ack_delay), to_string(rto_)));
   }
   // The PSN range: new PSNs stay this close to the oldest unacknowledged one, so the receiver's
   // reorder window holds them. Twice a capped flight (retransmissions run ahead of the
@@ -1386,6 +1436,7 @@ const CongestionControl* UetTransport::pdc_cc(uint32_t src, uint32_t dst) const 
 std::vector<std::pair<std::string, uint64_t>> UetTransport::counters() const {
   std::vector<std::pair<std::string, uint64_t>> c{{"acks", counters_.acks},
                                                   {"ack_requests", counters_.ack_requests},
+                                                  {"delayed_acks", counters_.delayed_acks},
                                                   {"nacks", counters_.nacks},
                                                   {"trimmed_nacks", counters_.trimmed_nacks},
                                                   {"trims_seen", counters_.trims_seen},
@@ -1550,6 +1601,10 @@ class UetKind final : public TransportKind {
                 "the receiver ACKs after this many frame bytes (and at once on "
                 "ECN, a duplicate, an ACK request or a message's end)")
             .count();
+    c.ack_delay = u.time("ack_delay", c.ack_delay,
+                         "the receiver's coalescing timer: data held unacknowledged is ACKed at "
+                         "most this long after the first of it arrived (0 = none, as uet-htsim) "
+                         "[UNVERIFIED: the spec leaves coalescing to the implementation]");
     c.rto = u.time("rto", c.rto,
                    "retransmission timeout (0 = 15 us + 6 x the drain time at the NIC rate of a "
                    "switch queue: the trim threshold with trimming, five BDP without: "
