@@ -511,18 +511,16 @@ void load_families(Section& top, ScenarioConfig& c, std::vector<Section>& fault_
   const std::string kind = tr.choice("kind", "datagram", reg.transports.names(), "transport");
   c.transport.kind = reg.transports.find(kind);
   c.transport.wire = load_wire(tr, &c.transport.tclass);
-  // The trim threshold at a port of the NIC's rate (it scales with the port's rate when a
-  // reference rate is given).
+  // The trim threshold (0 = one BDP) and, with a reference rate, its scale at a port of the
+  // NIC's rate (net/trim.cpp scales the installed threshold, auto or given, the same way).
   const auto& trim = c.network.trim;
-  int64_t trim_at_nic = trim.threshold.count();
-  if (trim.reference_rate.bps() > 0) {
-    trim_at_nic = static_cast<int64_t>(static_cast<double>(trim_at_nic) *
-                                       static_cast<double>(c.topology.shape.nic_rate.bps()) /
-                                       static_cast<double>(trim.reference_rate.bps()));
-  }
+  const double trim_scale = trim.reference_rate.bps() > 0
+                                ? static_cast<double>(c.topology.shape.nic_rate.bps()) /
+                                      static_cast<double>(trim.reference_rate.bps())
+                                : 1.0;
   c.transport.config =
       c.transport.kind->load(tr, TransportEnv{c.topology.shape.nic_rate, c.transport.wire, &reg.ccs,
-                                              trim.enabled, trim_at_nic});
+                                              trim.enabled, trim.threshold.count(), trim_scale});
   reject_unread_kind_tables(tr, reg.ccs, "congestion control",
                             fmt::format("transport.kind = \"{}\"", c.transport.name()));
   tr.finish();

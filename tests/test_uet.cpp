@@ -405,6 +405,15 @@ TEST(Uet, TheDefaultRtoCountsFiveBdpOfQueueWithoutTrimming) {
   EXPECT_EQ(counter(d, "timeouts"), 0U);
   fabsim::Run deep_run(load_scenario_text(uet_fabric(32, 4, deep), "deep.toml"));
   EXPECT_EQ(dynamic_cast<UetTransport&>(deep_run.transport()).rto(), Time::us(495));
+  // With a reference rate the threshold, auto as given, scales at a port of the NIC's rate:
+  // one BDP x 100 / 12.5 = 938,112 B, 75.05 us: 465.3 us. Counting the unscaled BDP, this
+  // incast timed out 196 times with nothing lost.
+  const std::string scaled =
+      "[network.trim]\nenabled = true\nreference_rate = \"12.5Gbps\"\n" + incast;
+  fabsim::Run scaled_run(load_scenario_text(uet_fabric(32, 4, scaled), "scaled.toml"));
+  EXPECT_EQ(dynamic_cast<UetTransport&>(scaled_run.transport()).rto(),
+            Time::us(15) + serialization_delay(6 * 8 * 117264, Rate::gbps(100)));
+  EXPECT_EQ(counter(execute_checked(scaled_run), "timeouts"), 0U);
   const RunResult r = execute_checked(plain);
   ASSERT_TRUE(r.all_done);
   EXPECT_EQ(r.ledger.total().dropped_total().packets, 0U);
@@ -445,6 +454,26 @@ bytes = "496KiB"
   EXPECT_EQ(counter(timer, "timeouts"), 0U);
   EXPECT_EQ(counter(timer, "duplicates"), 0U);
   EXPECT_GT(counter(timer, "delayed_acks"), 0U);
+}
+
+// The sender hears a held packet's ACK a base RTT + ack_delay after it sent it, so the timer
+// leaves half the RTO's room over the base RTT to queueing (quietly for the default, with a
+// warning for a given value): with a 5 kB trim threshold the RTO
+// is 15 + 6 x 0.4 = 17.4 us against a 9.373 us base round trip (4,188 B frames): 10 us becomes
+// 4.013 us, with a warning naming the key. (A review found 65,101 timeouts of data that had
+// arrived in the 256-host all-to-all at 10 us.)
+TEST(Uet, TheCoalescingTimerLeavesTheRtoRoom) {
+  fabsim::Run run(load_scenario_text(
+      uet_fabric(32, 4,
+                 "[network.trim]\nenabled = true\nthreshold = \"5kB\"\n[workload]\nkind = "
+                 "\"incast\"\nsenders = 4\nreceiver = 0\n"),
+      "room.toml", {"transport.uet.ack_delay=\"10us\""}));
+  const auto& t = dynamic_cast<UetTransport&>(run.transport());
+  EXPECT_EQ(t.rto(), Time::ns(17400));
+  EXPECT_EQ(t.ack_delay(), (t.rto() - Time::ps(9373440)) / 2);
+  const RunResult r = execute_checked(run);
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_NE(r.warnings[0].find("transport.uet.ack_delay"), std::string::npos);
 }
 
 // The UE switch defaults (REFERENCE.md §4.7, §9.3.3): RED from ceil(0.2 x BDP) to ceil(0.8 x
@@ -554,7 +583,7 @@ trace = true
   EXPECT_GT(2 * fixed, 3 * backed_off);
   const std::string lossy = head +
                             "cc = \"none\"\n[transport.uet]\nrto = \"5us\"\nmax_window = "
-                            "\"16KiB\"\n[network.loss]\nprobability = 0.1\n" +
+                            "\"16KiB\"\nack_delay = \"0s\"\n[network.loss]\nprobability = 0.1\n" +
                             tail;
   const auto lossy_run = expect_every_timeout_on_time(lossy, 2, 5_us, &deepest);
   EXPECT_GT(lossy_run[1], 10U);  // frames lost
@@ -1019,11 +1048,6 @@ TEST(Uet, ASlowButAnsweringTargetIsNotGivenUp) {
   EXPECT_EQ(r.flows[0].fct(), unlimited.flows[0].fct());
 }
 
-// The retry limit also bounds a Close nobody answers: a 100 kB message completes, the only
-// path dies 50 us later, and the idle PDC's Close (after 100 us) is lost. With retry_limit = 3
-// the initiator sends it 4 times, then ends the PDC on its side, so the second message (at
-// 1 ms) opens a new PDC, which gives up in turn. Without the limit the Close is resent every
-// RTO until the stop time and the second message waits for its answer on the old PDC.
 // A resent Close carries the PDC's end fixed at the first Close. Two 4 KB messages from host 1
 // to host 0, 200 us apart, 30 % loss on the NICs' uplinks: the first PDC's Close is often lost,
 // and the second message is posted while it is resent. The resend carried psn_end_, which the
@@ -1060,6 +1084,11 @@ start = "200us"
   EXPECT_GT(reopened_after_resend, 5U);  // the case of the defect
 }
 
+// The retry limit also bounds a Close nobody answers: a 100 kB message completes, the only
+// path dies 50 us later, and the idle PDC's Close (after 100 us) is lost. With retry_limit = 3
+// the initiator sends it 4 times, then ends the PDC on its side, so the second message (at
+// 1 ms) opens a new PDC, which gives up in turn. Without the limit the Close is resent every
+// RTO until the stop time and the second message waits for its answer on the old PDC.
 TEST(Uet, TheRetryLimitBoundsAnUnansweredClose) {
   const std::string two =
       "[[workload.flows]]\nsrc = 0\ndst = 2\nbytes = \"100kB\"\n"

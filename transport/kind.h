@@ -22,8 +22,10 @@ struct TransportEnv {
   WireConfig wire;                        // the common wire keys, already read
   const Registry<CcKind>* ccs = nullptr;  // the congestion controls a transport may hold
   bool trimming = false;                  // network.trim.enabled (NSCC's delay target)
-  /// network.trim.threshold for a port of the NIC's rate (0 = one BDP): UET's default RTO.
+  /// network.trim.threshold (0 = one BDP) and its scale at a port of the NIC's rate (the NIC
+  /// rate / network.trim.reference_rate; 1 without one): UET's default RTO.
   int64_t trim_threshold = 0;
+  double trim_scale = 1.0;
 };
 
 class TransportKind {

@@ -58,6 +58,7 @@ struct UetConfig {
   /// arrived. [UNVERIFIED]: the spec leaves ACK coalescing to the implementation; a few us, well
   /// below the RTO (15 us at least), as delayed-ACK timers are.
   Time ack_delay = Time::us(10);
+  bool ack_delay_given = false;  // the scenario set it (a lowered ack_delay is then a warning)
   /// Retransmission timeout (0 = 15 us + 6 drain times at the NIC rate of a switch queue: the
   /// trim threshold (one BDP unless given) with trimming, five BDP without: uet-htsim's rule
   /// and auto queue, REFERENCE.md §9.3.3).
@@ -90,7 +91,8 @@ struct UetConfig {
   Time close_after = Time::us(100);  // [UNVERIFIED]: the spec leaves it to the implementation
   bool complete_on_ack = false;      // completion = "acked"
   bool trimming = false;             // the fabric trims (network.trim.enabled): NSCC's target
-  int64_t trim_threshold = 0;        // its threshold at the NIC's rate (0 = one BDP): the RTO
+  int64_t trim_threshold = 0;        // its threshold (0 = one BDP): the RTO
+  double trim_scale = 1.0;           // at a port of the NIC's rate (reference_rate)
   CcConfig cc;
   /// Receiver credit (RCCC, REFERENCE.md §4.6): a sender sends only what the receiver's pacer
   /// granted, after a speculative first window. With or without a window CC (cc = "none").
@@ -129,6 +131,8 @@ class UetTransport : public Transport {
 
   /// The derived timeout, window and base round trip every PDC runs with.
   Time rto() const { return rto_; }
+  /// The receivers' coalescing timer as it runs (ack_delay, lowered to leave the RTO room).
+  Time ack_delay() const { return cfg_.ack_delay; }
   int64_t max_window() const { return max_window_; }
   /// The byte cap every PDC's flight runs under (INT64_MAX: none; UetConfig::inflight_cap).
   int64_t inflight_cap() const { return inflight_cap_; }
