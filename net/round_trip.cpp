@@ -64,6 +64,11 @@ Time longest_base_rtt(Network& net, int64_t data_frame, int64_t ack_frame) {
   return Time::ps(longest);
 }
 
+int64_t bdp_in_whole_frames(Network& net, int64_t frame, int64_t ack_frame) {
+  const int64_t bdp = bytes_in(longest_base_rtt(net, frame, ack_frame), net.host(0).rate());
+  return std::max<int64_t>(1, (bdp + frame - 1) / frame) * frame;
+}
+
 std::vector<int> switch_hops(Network& net, uint32_t src) {
   std::vector<int> out(net.host_count(), -1);
   std::unordered_map<Node*, int> seen;  // node -> links from src

@@ -18,6 +18,12 @@ class Network;
 /// fabsim are symmetric, so host 0 stands for every host. Zero with fewer than two hosts.
 Time longest_base_rtt(Network& net, int64_t data_frame, int64_t ack_frame);
 
+/// One bandwidth-delay product of the fabric for `frame`-byte data frames and `ack_frame`-byte
+/// answers: the bytes host 0's NIC sends in longest_base_rtt(), rounded up to whole frames (at
+/// least one), as uet-htsim counts its BDP in packets. Transports size windows and timeouts by
+/// it, the scenario its switches' ECN and trim thresholds.
+int64_t bdp_in_whole_frames(Network& net, int64_t frame, int64_t ack_frame);
+
 /// The largest ratio, over switches with hosts attached, of the rate of their ports towards
 /// hosts to the rate of their ports towards other switches (a leaf with 32 hosts and 8 equal
 /// uplinks: 4). 1 when no switch has both. Read off the built links' rates and roles.

@@ -114,9 +114,7 @@ void Run::install_int() {
 
 std::pair<int64_t, int64_t> Run::bdp_in_frames() {
   const int64_t frame = cfg_.network.sw.max_frame_bytes;
-  const Time rtt = longest_base_rtt(net_, frame, cfg_.transport.wire.control_bytes);
-  const int64_t bdp = bytes_in(rtt, net_.host(0).rate());
-  return {std::max<int64_t>(1, (bdp + frame - 1) / frame) * frame, frame};
+  return {bdp_in_whole_frames(net_, frame, cfg_.transport.wire.control_bytes), frame};
 }
 
 // RED thresholds as fractions of one BDP (REFERENCE.md §4.7, §9.3.3: uet-htsim marks from

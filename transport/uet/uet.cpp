@@ -1221,7 +1221,7 @@ UetTransport::UetTransport(Network& net, FlowTable& flows, const UetConfig& cfg)
   base_rtt_ = longest_base_rtt(net, frame, cfg_.wire.control_bytes);
   const Rate line = net.host(0).rate();
   const int64_t bdp = bytes_in(base_rtt_, line);
-  const int64_t bdp_frames = std::max<int64_t>(1, (bdp + frame - 1) / frame) * frame;
+  const int64_t bdp_frames = bdp_in_whole_frames(net, frame, cfg_.wire.control_bytes);
   // uet-htsim's rule (REFERENCE.md §9.3.3): 15 us + 6 drain times of a switch queue, the queue
   // being the trim threshold with trimming (one BDP unless given: htsim's queue is its
   // threshold, -q or auto) and five BDP without (its auto queue: untrimmed data waits in five
