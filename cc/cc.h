@@ -136,6 +136,9 @@ struct CcContext {
   Rate line;           // the NIC rate
   Time start;          // when the sender starts
   int64_t mss = 4096;  // payload bytes per full packet
+  /// Frame bytes beyond the payload of a data packet: the transport's headers on the wire
+  /// (NSCC's MTU is mss + this unless its own key says otherwise). 0 = not given.
+  int64_t header_bytes = 0;
   /// The fabric's longest unloaded round trip (net/round_trip.h): HPCC's T with GLOBAL_T,
   /// and the base of its window (line x T). 0 when the transport does not know it.
   Time base_rtt;

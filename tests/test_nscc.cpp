@@ -24,6 +24,7 @@ CcContext htsim_fat_tree() {
   ctx.line = 100_Gbps;
   ctx.base_rtt = Time::ps(14'022'720);
   ctx.mss = 4086;
+  ctx.header_bytes = 64;  // uet-htsim's data header
   ctx.trimming = true;
   return ctx;
 }
@@ -37,6 +38,7 @@ CcContext round_ctx() {
   ctx.line = 100_Gbps;
   ctx.base_rtt = 12_us;
   ctx.mss = 4096;
+  ctx.header_bytes = 64;
   return ctx;
 }
 constexpr double kAlpha = 16384 / 12e6;
@@ -120,6 +122,26 @@ TEST(Nscc, DerivedParams) {
   EXPECT_DOUBLE_EQ(NsccCc(c, no_trim).params().target, 5e6);
   EXPECT_DOUBLE_EQ(NsccCc(c, no_trim).params().fi, 1000);
   EXPECT_TRUE(NsccCc(c, no_trim).needs().ecn_echo);
+}
+
+// The MTU counts the transport's own data header unless the key gives one: UET's 102-byte
+// frame header gives 4,086 + 102 = 4,188 (adjust_bytes 8 MTUs = 33,504, min_cwnd one MTU);
+// header_bytes = 64 gives uet-htsim's 4,150 whatever the transport's header.
+TEST(Nscc, TheMtuCountsTheTransportsHeaderUnlessTheKeyGivesOne) {
+  CcContext uet = htsim_fat_tree();
+  uet.header_bytes = 102;
+  const NsccParams p = NsccCc(NsccConfig{}, uet).params();
+  EXPECT_EQ(p.header_bytes, 102);
+  EXPECT_EQ(p.mtu, 4188);
+  EXPECT_DOUBLE_EQ(p.adjust_bytes, 8 * 4188.0);
+  EXPECT_DOUBLE_EQ(p.min_cwnd, 4188);
+  NsccConfig key;
+  key.header_bytes = 64;
+  EXPECT_EQ(NsccCc(key, uet).params().mtu, 4150);
+  // A timeout that does not report its size takes one MTU off the window: the transport's.
+  NsccCc cc(starting_at(100'000), uet);
+  cc.on_timeout({2_us, 2});
+  EXPECT_DOUBLE_EQ(cc.cwnd(), 100'000 - 4188);
 }
 
 TEST(Nscc, Quadrants) {

@@ -958,9 +958,11 @@ at = "{}"
 
 // The retry limit: the only spine's cable to the sender's leaf goes down for good 20 us into an
 // 8 MB flow, so nothing reaches the receiver any more (the leaves reconverge after 1 ms onto
-// no route at all). With retry_limit = 3 the PDC gives up at its fourth retry round (the oldest
-// send timing out, one RTO of 71 us after the last round; the PSNs sent just after it
-// expire within a microsecond, in the same round): one failed sender, the flow unfinished,
+// no route at all). With retry_limit = 3 the PDC gives up at its fourth retry round (a round:
+// the window's PSNs timing out one after another, as they were sent; each timeout takes its
+// resend's frame off NSCC's window as it takes it off the flight, so the resend goes at the
+// round's last expiry, and the next round begins one RTO of 71 us after it): one failed
+// sender, the flow unfinished,
 // nothing sent after the fourth round began, the run still before its stop time, the ledger
 // balanced (what was in flight dropped at the dead cable).
 // Without it (0, uet-htsim's rule) the sender resends every RTO until the stop time.
@@ -971,11 +973,16 @@ TEST(Uet, APdcGivesUpAfterItsRetryLimitOfRoundsWithNoAnswer) {
   EXPECT_FALSE(r.complete());
   EXPECT_EQ(counter(r, "failed_pdcs"), 1U);
   std::vector<Time> rounds;  // when each retry round began (a trace event per PSN expired)
+  std::vector<Time> ends;    // and its last expiry
   Time last_expiry;
   Time last_send;
   for (const TraceEvent& e : r.trace) {
     if (e.kind == 't') {
-      if (rounds.empty() || e.time - last_expiry > 10_us) rounds.push_back(e.time);
+      if (rounds.empty() || e.time - last_expiry > 10_us) {
+        rounds.push_back(e.time);
+        ends.push_back(e.time);
+      }
+      ends.back() = e.time;
       last_expiry = e.time;
     }
     if (e.kind == 's') last_send = e.time;
@@ -983,8 +990,8 @@ TEST(Uet, APdcGivesUpAfterItsRetryLimitOfRoundsWithNoAnswer) {
   ASSERT_EQ(rounds.size(), 4U);
   EXPECT_GT(rounds[0], 20_us);
   for (size_t i = 1; i < rounds.size(); ++i) {
-    EXPECT_GT(rounds[i] - rounds[i - 1], 70_us);  // one RTO apart
-    EXPECT_LT(rounds[i] - rounds[i - 1], 75_us);
+    EXPECT_GE(rounds[i] - ends[i - 1], 71_us);  // one RTO after the previous round's resend
+    EXPECT_LT(rounds[i] - ends[i - 1], 72_us);
   }
   EXPECT_EQ(last_expiry, rounds.back());  // the fourth round's first expiry gave up
   EXPECT_LT(last_send, rounds.back());    // and resent nothing

@@ -738,6 +738,7 @@ CcContext RoceTransport::cc_context(uint32_t src, uint32_t dst, Rate line, Time 
   ctx.line = line;
   ctx.start = start;
   ctx.mss = cfg_.wire.payload;
+  ctx.header_bytes = cfg_.wire.header_bytes;
   ctx.base_rtt = base_rtt_;
   if (cc_.kind->uses_hops() && src != dst) {
     auto& hops = hops_[src];

@@ -18,7 +18,8 @@ double bytes_of(Rate line, double ps) {
 NsccParams nscc_params(const NsccConfig& cfg, const CcContext& ctx) {
   NsccParams p;
   p.mss = ctx.mss;
-  p.mtu = ctx.mss + cfg.header_bytes;
+  p.header_bytes = cfg.header_bytes > 0 ? cfg.header_bytes : ctx.header_bytes;
+  p.mtu = ctx.mss + p.header_bytes;
   p.network_rtt = ctx.base_rtt > Time() ? ctx.base_rtt : cfg.reference_rtt;
   const auto rtt = static_cast<double>(p.network_rtt.ps());
   const auto ref_rtt = static_cast<double>(cfg.reference_rtt.ps());
@@ -52,8 +53,12 @@ NsccParams nscc_params(const NsccConfig& cfg, const CcContext& ctx) {
 }
 
 NsccCc::NsccCc(const NsccConfig& cfg, const CcContext& ctx)
-    : cfg_{cfg.header_bytes,  cfg.maxwnd_bdp,  cfg.no_ecn_sample,
-           cfg.penalty_scale, cfg.quick_adapt, cfg.track_base_rtt},
+    : cfg_{cfg.header_bytes > 0 ? cfg.header_bytes : ctx.header_bytes,
+           cfg.maxwnd_bdp,
+           cfg.no_ecn_sample,
+           cfg.penalty_scale,
+           cfg.quick_adapt,
+           cfg.track_base_rtt},
       p_(nscc_params(cfg, ctx)), line_(ctx.line), receiver_credit_(ctx.receiver_credit),
       fixed_max_(cfg.max_cwnd > Bytes()), maxwnd_(p_.maxwnd),
       base_rtt_(static_cast<double>(p_.network_rtt.ps())), last_adjust_(ctx.start) {
@@ -241,8 +246,10 @@ class NsccKind final : public CcKind {
   KindConfig load(Section& s, Rate /*line*/) const override {
     const Bytes big = Bytes(int64_t{1} << 50);
     NsccConfig c;
-    c.header_bytes = s.integer("header_bytes", c.header_bytes, 0, 65535,
-                               "header bytes per packet: MTU = MSS + this (htsim 64)");
+    c.header_bytes =
+        s.integer("header_bytes", c.header_bytes, 0, 65535,
+                  "header bytes per packet: MTU = MSS + this (0 = the transport's data header; "
+                  "uet-htsim 64)");
     c.target = s.time("target", c.target, "queueing-delay target (0 = target_factor x rtt)");
     c.target_factor = s.real("target_factor", c.target_factor, 0.0, 100.0,
                              "target / network rtt (0 = 0.75 with trimming, else 1.0)");

@@ -51,17 +51,17 @@ namespace fabsim {
 
 /// The keys of `[transport.nscc]`: every derived value can be set; 0 = derived.
 struct NsccConfig {
-  int64_t header_bytes = 64;  // per packet: MTU = MSS + header_bytes (htsim _hdr_size)
-  Time target;                // queueing-delay target; 0 = target_factor x rtt
-  double target_factor = 0;   // 0 = 0.75 with trimming, else 1.0
-  double alpha = 0;           // proportional gain, per ps; 0 = 4 MSS a b / target
-  double fi = 0;              // fair increase, bytes; 0 = 5 MSS a
-  double eta = 0;             // additive increase per adjust period, bytes; 0 = 0.15 MSS a
-  double fi_scale = 0;        // fast increase per newly received byte; 0 = 0.25 a
-  double gamma = 0.8;         // multiplicative decrease gain
-  double md_floor = 0.5;      // the largest cut keeps this fraction of the window
-  Time qa_threshold;          // quick-adapt delay; 0 = 4 x target
-  int qa_gate = 3;            // quick adapt only below maxwnd / 2^qa_gate achieved
+  int64_t header_bytes = 0;  // per packet: MTU = MSS + header_bytes; 0 = the transport's header
+  Time target;               // queueing-delay target; 0 = target_factor x rtt
+  double target_factor = 0;  // 0 = 0.75 with trimming, else 1.0
+  double alpha = 0;          // proportional gain, per ps; 0 = 4 MSS a b / target
+  double fi = 0;             // fair increase, bytes; 0 = 5 MSS a
+  double eta = 0;            // additive increase per adjust period, bytes; 0 = 0.15 MSS a
+  double fi_scale = 0;       // fast increase per newly received byte; 0 = 0.25 a
+  double gamma = 0.8;        // multiplicative decrease gain
+  double md_floor = 0.5;     // the largest cut keeps this fraction of the window
+  Time qa_threshold;         // quick-adapt delay; 0 = 4 x target
+  int qa_gate = 3;           // quick adapt only below maxwnd / 2^qa_gate achieved
   bool quick_adapt = true;
   double delay_ewma = 0.0125;  // weight of the newest delay sample
   Time adjust_period;          // 0 = rtt
@@ -81,13 +81,14 @@ struct NsccConfig {
 /// The values an instance runs with, after derivation (REFERENCE.md §9.3.3's printout).
 struct NsccParams {
   int64_t mss = 0;
-  int64_t mtu = 0;
-  Time network_rtt;      // CcContext::base_rtt (reference_rtt when unknown)
-  double bdp = 0;        // bytes, line x network_rtt
-  double scaling_a = 0;  // bdp / (reference_rate x reference_rtt)
-  double scaling_b = 0;  // target / reference_rtt
-  double target = 0;     // ps
-  double alpha = 0;      // per ps
+  int64_t header_bytes = 0;  // the key, else CcContext::header_bytes
+  int64_t mtu = 0;           // mss + header_bytes
+  Time network_rtt;          // CcContext::base_rtt (reference_rtt when unknown)
+  double bdp = 0;            // bytes, line x network_rtt
+  double scaling_a = 0;      // bdp / (reference_rate x reference_rtt)
+  double scaling_b = 0;      // target / reference_rtt
+  double target = 0;         // ps
+  double alpha = 0;          // per ps
   double fi = 0;
   double eta = 0;
   double fi_scale = 0;
