@@ -72,9 +72,13 @@ class DequeueChain : public DequeueHook {
 
 /// Cuts `p` to its headers (frame bytes minus payload), sets kTrimmed and moves it to the
 /// control class (Ultra Ethernet §4.1 / NDP: the header goes on at high priority so the
-/// receiver learns of the loss at once). The sequence number and flow stay.
-inline void trim_to_header(Packet& p) {
+/// receiver learns of the loss at once). The sequence number and flow stay. `keep` > 0: the
+/// switch truncates to at most that many frame bytes (UE spec §4.1: to at least
+/// MIN_TRIM_SIZE, 24 B past the IP header; uet-htsim 64 B); the transport's fields still ride
+/// in the struct, as every header does in fabsim.
+inline void trim_to_header(Packet& p, uint32_t keep = 0) {
   p.size -= p.payload;
+  if (keep > 0 && p.size > keep) p.size = keep;
   p.payload = 0;
   p.flags = static_cast<uint8_t>(p.flags | kTrimmed);
   p.tclass = kControlClass;

@@ -370,7 +370,7 @@ void Switch::inject(Packet* p, uint16_t out) {
 // priority); the ledger counts the payload as trimmed.
 void Switch::trim(EgressPort& egress, Packet* p) {
   sim_.ledger().trim(*p);
-  trim_to_header(*p);
+  trim_to_header(*p, trimmed_size_);
   if (egress.link()->role() == LinkRole::kHostDown) p->flags |= kTrimmedLastHop;
   ++egress.counters().trims;
   egress.enqueue(p);

@@ -69,6 +69,10 @@ class Switch : public Node, public EventTarget {
   /// Adds a dequeue hook on queue `cls` of `port`, after those already there (RED/ECN first
   /// when network.ecn is enabled).
   void add_dequeue_hook(uint16_t port, uint8_t cls, DequeueHook* h);
+  /// Frame bytes a trimmed packet keeps (0, the default: all of its headers). See
+  /// trim_to_header.
+  void set_trimmed_size(uint32_t bytes) { trimmed_size_ = bytes; }
+  uint32_t trimmed_size() const { return trimmed_size_; }
   /// Port `port` marks no ECN (removes the switch's RED hook from its data classes; call
   /// before other dequeue hooks are added).
   void disable_ecn(uint16_t port);
@@ -187,6 +191,7 @@ class Switch : public Node, public EventTarget {
   SwitchConfig cfg_;
   uint32_t id_;
   bool stamping_hooks_ = false;  // add_dequeue_hook() was called: a hook may write the block
+  uint32_t trimmed_size_ = 0;    // frame bytes a trimmed packet keeps (0 = its headers)
   std::string name_;
   std::unique_ptr<PathSelector> selector_;
   std::vector<std::unique_ptr<SwitchExtension>> extensions_;

@@ -141,6 +141,7 @@ void Run::install_trim() {
   trim_threshold_ = threshold;
   for (size_t i = 0; i < net_.switch_count(); ++i) {
     Switch& sw = net_.sw(i);
+    sw.set_trimmed_size(static_cast<uint32_t>(t.size.count()));
     TrimHook::Config fabric{threshold, t.on_overflow, t.count_on_wire, t.random_victim,
                             t.reference_rate};
     TrimHook::Config last = fabric;

@@ -303,6 +303,12 @@ void load_network(Section& s, NetworkConfig& n, bool bdp_ecn) {
   n.trim.random_victim = t.boolean("random_victim", n.trim.random_victim,
                                    "trim the arriving or the last queued packet with probability "
                                    "1/2 each (uet-htsim); false: always the arriving one");
+  n.trim.size = t.bytes("size", n.trim.size, Bytes(0), Bytes(65535),
+                        "frame bytes a trimmed packet keeps, at least 64 (0 = all of its headers; "
+                        "uet-htsim 64 B; UE spec: at least 24 B past the IP header)");
+  if (!t.describing() && n.trim.size > Bytes() && n.trim.size < Bytes(64)) {
+    t.fail("size", "0 (all of the headers) or at least 64 B, the smallest Ethernet frame");
+  }
   n.trim.reference_rate = t.rate("reference_rate", n.trim.reference_rate,
                                  "> 0: the threshold is for a port of this rate and scales with "
                                  "each port's rate as it is then (a degraded link trims at a "

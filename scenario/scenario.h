@@ -46,6 +46,7 @@ struct NetworkConfig {
     bool on_overflow = true;       // trim, not drop, when the shared buffer is full
     bool count_on_wire = false;    // the frame being serialized counts in the queue
     bool random_victim = false;    // trim the arrival or the last queued packet, at random
+    Bytes size;                    // frame bytes a trimmed packet keeps (0 = all its headers)
     Rate reference_rate;           // > 0: the threshold is for a port of this rate and scales
                                    // with each port's rate at the time (0 = fixed)
   } trim;

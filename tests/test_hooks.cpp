@@ -147,6 +147,47 @@ TEST(Trim, OverThresholdTheHeaderGoesAhead) {
   EXPECT_EQ(t.sim.pool().live(), 0U);
 }
 
+// network.trim.size: the switch truncates a trimmed packet to the size given, never growing
+// one whose headers are smaller. A frame with 102 B of headers (UET's default) goes on as 64 B
+// and takes 64 B of the wire: it arrives one 84-byte serialization (64 + preamble and gap)
+// plus the 1 us link after the trim; a frame with 62 B of headers keeps 62.
+TEST(Trim, ATrimmedSizeTruncatesTheHeaderButNeverGrowsIt) {
+  Packet p;
+  p.size = kPayload + 102;
+  p.payload = kPayload;
+  trim_to_header(p, 64);
+  EXPECT_EQ(p.size, 64U);
+  Packet q;
+  q.size = kFrame;
+  q.payload = kPayload;
+  trim_to_header(q, 64);
+  EXPECT_EQ(q.size, 62U);
+
+  Bench t(no_ecn());
+  TrimHook::Config tc;
+  tc.threshold = Bytes(2 * kFrame);  // the first fits, the second does not
+  t.sw().set_trimmed_size(64);
+  t.sw().set_admission_hook(0, 1, &t.sw().adopt_hook(std::make_unique<TrimHook>(tc)));
+  t.down().apply_pause(1, 65535);
+  for (uint64_t s = 0; s < 2; ++s) {
+    Packet* d = t.make(1, s);
+    d->size += 40;  // 102 B of headers
+    t.inject(d);
+  }
+  EXPECT_EQ(t.down().counters().trims, 1U);
+  t.sim.run(10_us);
+  ASSERT_EQ(t.sink.arrivals.size(), 1U);
+  EXPECT_EQ(t.sink.arrivals[0].size, 64U);
+  EXPECT_EQ(t.sink.arrivals[0].at, serialization_delay(64 + 20, 100_Gbps) + 1_us);
+  EXPECT_EQ(t.down().counters().tx_bytes, 64U);
+  t.down().apply_pause(1, 0);
+  t.sim.run();
+  ASSERT_EQ(t.sink.arrivals.size(), 2U);
+  EXPECT_EQ(t.sink.arrivals[1].size, kFrame + 40);
+  t.net.finish();
+  EXPECT_EQ(t.sim.pool().live(), 0U);
+}
+
 // A hook that always asks to trim the last queued packet instead of the arrival.
 class TrimTailHook final : public AdmissionHook {
  public:

@@ -18,6 +18,16 @@ std::string error_of(const std::string& toml, const std::vector<std::string>& se
   return "no error";
 }
 
+// network.trim.size: 0 (all of the headers) or at least the smallest Ethernet frame.
+TEST(Loader, ATrimmedSizeIsZeroOrAtLeastAnEthernetFrame) {
+  EXPECT_EQ(load_scenario_text("", "t.toml").network.trim.size, Bytes());
+  EXPECT_EQ(load_scenario_text("[network.trim]\nsize = \"64B\"\n", "t.toml").network.trim.size,
+            Bytes(64));
+  const std::string e = error_of("[network.trim]\nsize = \"24B\"\n");
+  EXPECT_NE(e.find("network.trim.size"), std::string::npos) << e;
+  EXPECT_NE(e.find("at least 64 B"), std::string::npos) << e;
+}
+
 TEST(Loader, DefaultsAndEffectiveScenario) {
   const auto c = load_scenario_text("", "empty.toml");
   EXPECT_EQ(c.topology.name(), "leaf_spine");

@@ -93,7 +93,7 @@ def fabsim_toml(name, matrix, topo, trim, kmin, kmax, stop="100ms", uet=(), nscc
              'mark_at = "departure"',
              f"host_ports = {'false' if credit else 'true'}", *ecn,
              "[network.trim]", "enabled = true", f"threshold = {trim}", "last_hop_factor = 1.0",
-             "count_on_wire = true", "random_victim = true", *trims,
+             "count_on_wire = true", "random_victim = true", 'size = "64B"', *trims,
              "[transport]", 'kind = "uet"', "payload = 4086", "header_bytes = 64",
              "control_bytes = 64", f'cc = "{cc}"',
              "[transport.uet]", 'mode = "rud"', 'completion = "acked"', "pdc_close = false",
