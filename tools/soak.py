@@ -173,7 +173,8 @@ def network(rng, sc):
             trim.update(threshold=pick(rng, 0, "8KiB", "64KiB"),
                         last_hop_factor=pick(rng, 1.0, 1.5), on_overflow=rng.random() < 0.7,
                         count_on_wire=rng.random() < 0.5, random_victim=rng.random() < 0.5,
-                        reference_rate=pick(rng, "25Gbps", "100Gbps"))
+                        reference_rate=pick(rng, "25Gbps", "100Gbps"),
+                        size=pick(rng, 0, "64B", "80B"))
     if rng.random() < 0.1:
         net["int"] = {"time_unit": pick(rng, 0, "1ns"), "bytes_unit": pick(rng, 0, "128B"),
                       "qlen_unit": pick(rng, 0, "80B")}
