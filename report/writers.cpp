@@ -62,7 +62,10 @@ JobsSummary summarize_jobs(const RunResult& r) {
   const JobResult* slowest = nullptr;
   for (const auto& j : r.jobs) {
     s.all_done = s.all_done && j.done;
-    const Time jct = j.done ? j.jct() : r.end_time - j.first_send;
+    // An unfinished job counts the time since its first send (none yet: 0), a lower bound.
+    const Time jct = j.done                        ? j.jct()
+                     : j.first_send == Time::max() ? Time()
+                                                   : r.end_time - j.first_send;
     sum += static_cast<long double>(jct.ps());
     if (slowest == nullptr || jct > s.max_jct) {
       s.max_jct = jct;
@@ -70,33 +73,60 @@ JobsSummary summarize_jobs(const RunResult& r) {
     }
   }
   s.mean_jct = Time::ps(static_cast<int64_t>(sum / static_cast<long double>(r.jobs.size())));
-  int collectives = 0;
   for (const auto& op : slowest->ops) {
     if (op.compute) continue;
-    if (collectives++ == 0) {
-      s.bytes = op.bytes;
-      s.collective = collective_name(op.collective);
-      s.ranks = slowest->ranks;
-      s.op_time = s.max_jct;
-    }
+    s.bytes = op.bytes;
+    s.collective = collective_name(op.collective);
+    s.ranks = slowest->ranks;
+    break;
   }
-  if (collectives > 0 && s.max_jct > Time()) {
-    s.op_time = s.max_jct / collectives;
-    Collective c{};
-    parse_collective(s.collective, &c);
-    s.algbw_gbs = static_cast<double>(s.bytes) / s.op_time.sec_f() * 1e-9;
-    s.busbw_gbs = s.algbw_gbs * bus_factor(c, s.ranks);
-  }
+  // Bandwidth only for a finished slowest job: a truncated window is not an op's time.
+  const JobBandwidth b = job_bandwidth(*slowest);
+  s.op_time = b.op_time;
+  s.algbw_gbs = b.algbw_gbs;
+  s.busbw_gbs = b.busbw_gbs;
   return s;
+}
+
+JobBandwidth job_bandwidth(const JobResult& job) {
+  JobBandwidth b;
+  if (!job.done || job.jct() <= Time()) return b;
+  int64_t total = 0;
+  double weighted = 0;  // sum of bytes x bus factor
+  double factor = 0;
+  bool same = true;
+  for (const auto& op : job.ops) {
+    if (op.compute) continue;
+    const double f = bus_factor(op.collective, job.ranks);
+    if (b.collectives++ == 0) factor = f;
+    same = same && f == factor;
+    total += op.bytes;
+    weighted += static_cast<double>(op.bytes) * f;
+  }
+  if (b.collectives == 0 || total == 0) return JobBandwidth{};
+  b.op_time = job.jct() / b.collectives;
+  if (b.op_time <= Time()) return JobBandwidth{};
+  const double mean = static_cast<double>(total) / b.collectives;
+  b.algbw_gbs = mean / b.op_time.sec_f() * 1e-9;
+  b.busbw_gbs = b.algbw_gbs * (same ? factor : weighted / static_cast<double>(total));
+  return b;
 }
 
 namespace {
 
 // One job's entry of summary.json: its times, per-iteration times and every op.
 nlohmann::ordered_json job_json(const JobResult& job) {
-  nlohmann::ordered_json o = {{"name", job.name},       {"ranks", job.ranks},
-                              {"done", job.done},       {"first_send_ps", job.first_send.ps()},
-                              {"end_ps", job.end.ps()}, {"jct_ps", job.jct().ps()}};
+  // A job that has not sent has no first send; one not done has no end or JCT.
+  const auto when = [](bool known, Time t) {
+    return known ? nlohmann::ordered_json(t.ps()) : nlohmann::ordered_json();
+  };
+  nlohmann::ordered_json o = {
+      {"name", job.name},
+      {"ranks", job.ranks},
+      {"done", job.done},
+      {"first_send_ps", when(job.first_send != Time::max(), job.first_send)},
+      {"end_ps", when(job.done, job.end)},
+      {"jct_ps", when(job.done, job.jct())}};
   auto iters = nlohmann::ordered_json::array();
   for (auto t : job.iteration_times) iters.push_back(t.ps());
   o["iteration_ps"] = iters;
@@ -164,6 +194,10 @@ nlohmann::ordered_json summary_json(const RunResult& r) {
                 {"fct_max_ps", s.max.ps()},
                 {"fct_mean_ps", s.mean.ps()},
                 {"goodput_gbps", s.goodput_gbps}};
+  if (s.completed == 0) {  // no FCT to take percentiles of (as the slowdown block)
+    for (const char* k : {"fct_p50_ps", "fct_p99_ps", "fct_max_ps", "fct_mean_ps"})
+      j["flows"][k] = nullptr;
+  }
   uint64_t rtx = 0;
   uint64_t ooo = 0;
   for (const auto& f : r.flows) {
@@ -196,6 +230,10 @@ nlohmann::ordered_json summary_json(const RunResult& r) {
                          {"ranks", js.ranks},
                          {"algbw_GBps", js.algbw_gbs},
                          {"busbw_GBps", js.busbw_gbs}};
+    if (js.op_time <= Time()) {  // the slowest job did not finish: no op time or bandwidth
+      for (const char* k : {"op_time_ps", "algbw_GBps", "busbw_GBps"})
+        j["jobs_summary"][k] = nullptr;
+    }
     auto jobs = nlohmann::ordered_json::array();
     for (const auto& job : r.jobs) jobs.push_back(job_json(job));
     j["jobs"] = jobs;
@@ -336,17 +374,11 @@ std::string jobs_table(const RunResult& r) {
                                 "algbw (GB/s)", "busbw (GB/s)");
   out += fmt::format("{:-<62}\n", "");
   for (const auto& job : r.jobs) {
-    int collectives = 0;
-    const OpResult* first = nullptr;
-    for (const auto& op : job.ops) {
-      if (!op.compute && collectives++ == 0) first = &op;
-    }
     std::string alg = "-";
     std::string bus = "-";
-    if (first != nullptr && job.done && job.jct() > Time()) {
-      const double a = static_cast<double>(first->bytes) * collectives / job.jct().sec_f() * 1e-9;
-      alg = fmt::format("{:.2f}", a);
-      bus = fmt::format("{:.2f}", a * bus_factor(first->collective, job.ranks));
+    if (const JobBandwidth b = job_bandwidth(job); b.collectives > 0) {
+      alg = fmt::format("{:.2f}", b.algbw_gbs);
+      bus = fmt::format("{:.2f}", b.busbw_gbs);
     }
     out += fmt::format("{:<12}{:>6}{:>16}{:>14}{:>14}\n", job.name, job.ranks,
                        job.done ? us(job.jct()) : "not done", alg, bus);

@@ -36,6 +36,18 @@ struct JobsSummary {
 };
 JobsSummary summarize_jobs(const RunResult& r);
 
+/// A finished job's bandwidth over its collective ops, as nccl-tests computes it per op
+/// (algbw = S / time, busbw = algbw x the collective's bus factor), over the job's JCT: algbw =
+/// the ops' mean size / (JCT / ops), busbw = algbw x the ops' bus factors weighted by their
+/// bytes. Zeros (collectives 0) for a job that is not done or ran no collective.
+struct JobBandwidth {
+  int collectives = 0;
+  Time op_time;  // JCT / collectives
+  double algbw_gbs = 0;
+  double busbw_gbs = 0;
+};
+JobBandwidth job_bandwidth(const JobResult& job);
+
 /// A training job's figures (workload "training"): mean iteration time, samples per second, and
 /// the share of the iterations not covered by the busiest GPU's compute (communication exposed).
 struct TrainingFigures {

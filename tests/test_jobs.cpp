@@ -287,6 +287,74 @@ TEST(JobMetrics, AlgbwAndBusbwByHand) {
   EXPECT_NEAR(j2["algbw_GBps"].get<double>(), 8.388608, 1e-9);
 }
 
+// Two ring AllReduces of a 4-rank job, 1 MiB then 3 MiB, in 400 us: op time 200 us; algbw =
+// the mean size, 2 MiB = 2,097,152 B, over 200 us = 10.48576 GB/s (the first op's size would
+// give 5.24288); busbw x 1.5. An AllToAll (factor (n-1)/n = 0.75) of 2 MiB in place of the
+// second op weighs the factors by bytes: (1 MiB x 1.5 + 2 MiB x 0.75) / 3 MiB = 1.0, algbw =
+// 1.5 MiB / 200 us = 7.86432 GB/s.
+TEST(JobMetrics, MixedOpsWeighTheirBytesAndBusFactors) {
+  JobResult j;
+  j.ranks = 4;
+  j.done = true;
+  j.first_send = 0_us;
+  j.end = 400_us;
+  OpResult op;
+  op.collective = Collective::kAllReduceRing;
+  op.bytes = 1 << 20;
+  j.ops.push_back(op);
+  op.bytes = 3 << 20;
+  j.ops.push_back(op);
+  OpResult gap;
+  gap.compute = true;
+  gap.bytes = 0;
+  j.ops.push_back(gap);  // compute gaps count for neither
+  JobBandwidth b = job_bandwidth(j);
+  EXPECT_EQ(b.collectives, 2);
+  EXPECT_EQ(b.op_time, 200_us);
+  EXPECT_NEAR(b.algbw_gbs, 10.48576, 1e-9);
+  EXPECT_NEAR(b.busbw_gbs, 1.5 * 10.48576, 1e-9);
+  j.ops[1].collective = Collective::kAllToAll;
+  j.ops[1].bytes = 2 << 20;
+  b = job_bandwidth(j);
+  EXPECT_NEAR(b.algbw_gbs, 7.86432, 1e-9);
+  EXPECT_NEAR(b.busbw_gbs, 7.86432, 1e-9);
+}
+
+// A run stopped early: job a sent at 10 us and is not done at 200 us (JCT so far 190 us, a
+// lower bound); job b was still computing and never sent (0, not end - Time::max()). Neither
+// has an op time or a bandwidth, and summary.json gives them none, nor b a first send.
+TEST(JobMetrics, AnUnfinishedJobHasNoBandwidthAndOneThatNeverSentNoNegativeJct) {
+  RunResult r;
+  r.end_time = 200_us;
+  JobResult a;
+  a.name = "a";
+  a.ranks = 4;
+  a.first_send = 10_us;
+  OpResult op;
+  op.collective = Collective::kAllReduceRing;
+  op.bytes = 1 << 20;
+  a.ops.push_back(op);
+  r.jobs.push_back(a);
+  JobResult b = a;
+  b.name = "b";
+  b.first_send = Time::max();
+  r.jobs.push_back(b);
+  const auto s = summarize_jobs(r);
+  EXPECT_FALSE(s.all_done);
+  EXPECT_EQ(s.max_jct, 190_us);
+  EXPECT_EQ(s.mean_jct, 95_us);
+  EXPECT_EQ(s.op_time, Time());
+  EXPECT_EQ(s.algbw_gbs, 0);
+  EXPECT_EQ(job_bandwidth(a).collectives, 0);
+  const auto j = summary_json(r);
+  EXPECT_TRUE(j["jobs_summary"]["algbw_GBps"].is_null());
+  EXPECT_TRUE(j["jobs_summary"]["op_time_ps"].is_null());
+  EXPECT_TRUE(j["jobs"][1]["first_send_ps"].is_null());
+  EXPECT_TRUE(j["jobs"][1]["jct_ps"].is_null());
+  EXPECT_EQ(j["jobs"][0]["first_send_ps"], (10_us).ps());
+  EXPECT_TRUE(j["flows"]["fct_p50_ps"].is_null());  // no flow completed
+}
+
 TEST(JobMetrics, SpreadTakesMedianMinMax) {
   const auto odd = spread({5, 1, 3});
   EXPECT_EQ(odd.median, 3);

@@ -157,7 +157,8 @@ def measure(out):
         "flagged": counters["credit_flagged"], "util": sum(util) / len(util),
         "util_min": min(util),
         "p99": fcts[max(0, -(-99 * len(fcts) // 100) - 1)], "last": fcts[-1],
-        "jct": max((j["jct_ps"] / 1e6 for j in jobs), default=None),
+        # An unfinished job has no JCT (null): the largest of the finished ones, if any.
+        "jct": max((j["jct_ps"] / 1e6 for j in jobs if j["jct_ps"] is not None), default=None),
         "done": len(fcts) == len(rows),
     }
 
