@@ -39,7 +39,7 @@ Time control_leg(const std::vector<const Link*>& path, int64_t frame, int64_t mi
   return t;
 }
 
-PathFinder::PathFinder(const Network& net) : net_(net) {
+PathFinder::PathFinder(const Network& net, int64_t frame) : net_(net), frame_(frame) {
   const size_t hosts = net.host_count();
   out_.resize(hosts + net.switch_count());
   nodes_.resize(out_.size());
@@ -58,23 +58,43 @@ PathFinder::PathFinder(const Network& net) : net_(net) {
   }
   via_.resize(out_.size());
   parent_.resize(out_.size());
+  hops_.resize(out_.size());
+  cost_.resize(out_.size());
 }
 
 void PathFinder::search(uint32_t src) {
   from_ = src;
   std::fill(via_.begin(), via_.end(), nullptr);
+  hops_[src] = 0;
+  cost_[src] = 0;
   std::deque<uint32_t> frontier{src};
   const size_t hosts = net_.host_count();
+  // Breadth first, level by level: a node's cost is final before it is expanded (every node
+  // one hop nearer was expanded before it), so a later parent on the same level replaces the
+  // first only if its way is strictly cheaper.
   while (!frontier.empty()) {
     const uint32_t n = frontier.front();
     frontier.pop_front();
     if (n != src && n < hosts) continue;  // hosts do not forward
     for (const Link* l : out_[n]) {
       const auto it = index_.find(l->dst());
-      if (it == index_.end() || it->second == src || via_[it->second] != nullptr) continue;
-      via_[it->second] = l;
-      parent_[it->second] = n;
-      frontier.push_back(it->second);
+      if (it == index_.end() || it->second == src) continue;
+      const uint32_t m = it->second;
+      const int64_t c = cost_[n] + (l->config().delay + l->config().extra_delay).ps() +
+                        (frame_ > 0 ? l->frame_time(frame_).ps() : 0);
+      if (via_[m] != nullptr) {
+        if (hops_[m] == hops_[n] + 1 && c < cost_[m]) {
+          via_[m] = l;
+          parent_[m] = n;
+          cost_[m] = c;
+        }
+        continue;
+      }
+      via_[m] = l;
+      parent_[m] = n;
+      hops_[m] = hops_[n] + 1;
+      cost_[m] = c;
+      frontier.push_back(m);
     }
   }
 }

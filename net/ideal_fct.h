@@ -48,9 +48,13 @@ Time control_leg(const std::vector<const Link*>& path, int64_t frame, int64_t mi
 /// source at a time and keeps the last search: ask for the flows of one source together.
 class PathFinder {
  public:
-  explicit PathFinder(const Network& net);
-  /// The links from host `src` to host `dst` in order; ties go to the first found in port
-  /// order. Empty if `dst` is unreachable or equals `src`.
+  /// `frame`: the bytes of the frame that ranks equal-hop paths (below; 0 = delays only).
+  explicit PathFinder(const Network& net, int64_t frame = 0);
+  /// The links from host `src` to host `dst` in order: of the paths of fewest hops (those ECMP
+  /// spreads over), the one whose hops sum the least propagation delay, security latency and
+  /// serialization of a `frame`-byte frame (spine links of different delays:
+  /// topology.spine_link_delays); ties go to the first found in port order. Empty if `dst`
+  /// is unreachable or equals `src`.
   std::vector<const Link*> path(uint32_t src, uint32_t dst);
   /// The way back of path(src, dst): the links from `dst` to `src` through the same nodes, each
   /// hop the first link (in port order) between them the other way. Empty if there is none.
@@ -64,7 +68,10 @@ class PathFinder {
   std::vector<std::vector<const Link*>> out_;        // out-links per node
   std::vector<const Link*> via_;                     // the link each node was reached by
   std::vector<uint32_t> parent_;                     // and the node that link leaves
-  uint32_t from_ = UINT32_MAX;                       // the source of the last search
+  std::vector<uint32_t> hops_;                       // hops from the source
+  std::vector<int64_t> cost_;                        // ps of the best fewest-hop way there
+  int64_t frame_ = 0;
+  uint32_t from_ = UINT32_MAX;  // the source of the last search
 };
 
 /// A shortest path by hop count from host `src` to host `dst` (one search).

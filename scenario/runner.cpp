@@ -330,7 +330,7 @@ std::vector<Time> Run::ideal_fcts() const {
     return records[a].spec.src < records[b].spec.src;
   });
   std::vector<Time> ideal(records.size());
-  PathFinder paths(net_);
+  PathFinder paths(net_, shape.payload + shape.header);
   // The control legs the FCT includes go the data's way back (a read's request before the
   // data, a write's ACK after it).
   const CompletionLegs legs = transport_->completion_legs();

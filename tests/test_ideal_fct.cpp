@@ -105,6 +105,36 @@ TEST(IdealFct, LeafSpineByHand) {
   EXPECT_EQ(ideal_fct(path, 1, kShape), Time::ps(3'000'000 + 2 * kMin100 + 2 * kMin100 / 4));
 }
 
+// Of the fewest-hop paths, the ideal takes the fastest: with topology.spine_link_delays the
+// spine of the first port (20 us links) loses to the second (1 us), either way. Before, the
+// first found was kept, and a flow that ECMP put over the slow spine had a slowdown of 1.
+TEST(IdealFct, TheFastestOfTheFewestHopPathsIsTheIdeal) {
+  const auto cfg = load_scenario_text(R"(
+[topology]
+kind = "leaf_spine"
+servers = 2
+gpus_per_server = 1
+servers_per_leaf = 1
+spines = 2
+spine_link_delays = ["20us", "1us"]
+[transport]
+kind = "datagram"
+)",
+                                      "slow.toml");
+  fabsim::Run run(cfg);
+  PathFinder paths(run.network(), 4096 + 62);
+  for (const auto& [src, dst] : {std::pair{0U, 1U}, std::pair{1U, 0U}}) {
+    const auto path = paths.path(src, dst);
+    ASSERT_EQ(path.size(), 4U);
+    Time delay;
+    for (const Link* l : path) delay += l->config().delay;
+    EXPECT_EQ(delay, Time::us(4)) << src;  // host links 1 us, the fast spine's 1 us
+    const auto back = paths.back(src, dst);
+    ASSERT_EQ(back.size(), 4U);
+    EXPECT_EQ(back[1]->config().delay, Time::us(1));
+  }
+}
+
 // The way back crosses the same nodes the other way; a control frame pays every hop's
 // propagation and its own serialization at each.
 TEST(IdealFct, ControlLegOnTheWayBackByHand) {
