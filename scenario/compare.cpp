@@ -3,8 +3,9 @@
 
 #include <fmt/format.h>  // tables
 
-#include <map>    // case lookup
-#include <tuple>  // case keys
+#include <algorithm>  // find (repeated seeds)
+#include <map>        // case lookup
+#include <tuple>      // case keys
 
 #include "config/reader.h"  // ConfigError
 
@@ -38,6 +39,15 @@ std::vector<uint64_t> parse_seeds(const std::string& text, const std::string& wh
         number(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
     if (comma == std::string::npos) break;
     start = comma + 1;
+  }
+  // A repeated seed would run the same case twice and count it twice in the medians (as
+  // sweep.seeds refuses).
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    if (std::find(seeds.begin(), seeds.begin() + static_cast<std::ptrdiff_t>(i), seeds[i]) !=
+        seeds.begin() + static_cast<std::ptrdiff_t>(i)) {
+      throw ConfigError(fmt::format("{}: expected distinct seeds, got \"{}\" ({} appears twice)",
+                                    what, text, seeds[i]));
+    }
   }
   return seeds;
 }

@@ -33,7 +33,14 @@ Choice<Kind> choose(Section& s, std::string_view key, std::string_view def,
 
 void load_sweep(Section& s, SweepConfig& sw) {
   const auto sizes = s.sizes("sizes", {}, Bytes(1), "values of \"$size\", each a separate run");
-  for (auto b : sizes) sw.sizes.push_back(b.count());
+  // A repeated size or collective would run the same cases twice, write them to the same
+  // directory and count them twice in the medians (as a repeated seed would).
+  for (auto b : sizes) {
+    if (std::find(sw.sizes.begin(), sw.sizes.end(), b.count()) != sw.sizes.end()) {
+      s.fail("sizes", fmt::format("distinct sizes ({} B appears twice)", b.count()));
+    }
+    sw.sizes.push_back(b.count());
+  }
   const std::string doc = "values of \"$collective\", each a separate run";
   if (s.describing()) {
     s.text("collectives", "[]", doc);
@@ -44,6 +51,10 @@ void load_sweep(Section& s, SweepConfig& sw) {
       if (!parse_collective(names[i], &c)) {
         s.fail("collectives",
                fmt::format("collective names ({}), got \"{}\"", collective_choices(), names[i]));
+      }
+      if (std::find(sw.collectives.begin(), sw.collectives.end(), c) != sw.collectives.end()) {
+        s.fail("collectives",
+               fmt::format("distinct collectives (\"{}\" names one already listed)", names[i]));
       }
       sw.collectives.push_back(c);
     }
@@ -624,7 +635,15 @@ ScenarioConfig load_scenario(const std::string& path, const std::vector<std::str
   if (seed_override != nullptr) {
     apply_override(root, fmt::format("simulation.seed={}", *seed_override), "--seed");
   }
-  return parse(&root, path);
+  ScenarioConfig c = parse(&root, path);
+  // Each case of sweep.seeds runs with its own seed: a --seed would be ignored without a word.
+  if (seed_override != nullptr && !c.sweep.seeds.empty()) {
+    throw ConfigError(fmt::format(
+        "{}: --seed {} would be ignored: the scenario runs every seed of sweep.seeds; set "
+        "those instead (--set 'sweep.seeds=[{}]')",
+        path, *seed_override, *seed_override));
+  }
+  return c;
 }
 
 ScenarioConfig load_scenario_text(const std::string& text, const std::string& name,

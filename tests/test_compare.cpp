@@ -90,6 +90,8 @@ TEST(Compare, SeedListsAndRanges) {
   EXPECT_THROW(parse_seeds("4-1", "--seeds"), ConfigError);
   EXPECT_THROW(parse_seeds("a,b", "--seeds"), ConfigError);
   EXPECT_THROW(parse_seeds("", "--seeds"), ConfigError);
+  EXPECT_THROW(parse_seeds("1,1,1", "--seeds"), ConfigError);  // would count each case thrice
+  EXPECT_THROW(parse_seeds("3,5,3", "--seeds"), ConfigError);
 }
 
 }  // namespace

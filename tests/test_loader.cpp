@@ -1,6 +1,7 @@
 // Scenario loading: defaults, overrides, and errors that name the key.
 #include <gtest/gtest.h>
 
+#include <cstdio>  // the scenario file of the --seed test
 #include <string>
 
 #include "scenario/scenario.h"
@@ -255,6 +256,38 @@ bytes = "1MiB"
 seeds = [1, 2, 1]
 )";
   EXPECT_NE(error_of(jobs).find("1 appears twice"), std::string::npos) << error_of(jobs);
+  // So are repeated sizes (64 KiB written twice over) and collectives ("allreduce" is
+  // "allreduce_ring"): the cases would share a directory and count twice.
+  const std::string sizes =
+      jobs.substr(0, jobs.find("[sweep]")) + "[sweep]\nsizes = [\"64KiB\", \"65536\"]\n";
+  EXPECT_NE(error_of(sizes).find("sweep.sizes"), std::string::npos) << error_of(sizes);
+  EXPECT_NE(error_of(sizes).find("65536 B appears twice"), std::string::npos);
+  const std::string colls = jobs.substr(0, jobs.find("[sweep]")) +
+                            "[sweep]\ncollectives = [\"allreduce\", \"allreduce_ring\"]\n";
+  EXPECT_NE(error_of(colls).find("sweep.collectives"), std::string::npos) << error_of(colls);
+}
+
+// --seed sets simulation.seed, which a scenario with sweep.seeds does not use: refused, with
+// the key to set instead, rather than ignored.
+TEST(Loader, ASeedOptionBesideSweepSeedsIsRefused) {
+  const std::string path = ::testing::TempDir() + "seeds.toml";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("[sweep]\nseeds = [1, 2]\n", f);
+    std::fclose(f);
+  }
+  const uint64_t seed = 7;
+  try {
+    load_scenario(path, {}, &seed);
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--seed 7 would be ignored"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("sweep.seeds"), std::string::npos);
+  }
+  EXPECT_EQ(load_scenario(path, {}).sweep.seeds.size(), 2U);
+  std::remove(path.c_str());
 }
 
 }  // namespace
