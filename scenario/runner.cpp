@@ -246,8 +246,16 @@ std::vector<std::pair<uint32_t, uint16_t>> Run::sampled_ports() const {
 // Time series of the ToRs' uplinks, their host ports, or every switch port (ToRs first).
 void Run::install_sampler() {
   if (cfg_.output.sample_interval <= Time()) return;
+  const auto ports = sampled_ports();
+  if (ports.empty()) {
+    sim_.warn(fmt::format("key 'output.sample_interval': no switch port of this topology is "
+                          "one of output.sample_ports = \"{}\", so no timeseries.csv is written "
+                          "(\"all\" samples every switch port)",
+                          cfg_.output.sample_ports));
+    return;
+  }
   sampler_ = std::make_unique<PortSampler>(sim_, cfg_.output.sample_interval);
-  for (const auto& [s, p] : sampled_ports()) sampler_->add(net_.sw(s).name(), net_.sw(s).port(p));
+  for (const auto& [s, p] : ports) sampler_->add(net_.sw(s).name(), net_.sw(s).port(p));
   sampler_->start();
 }
 
@@ -257,6 +265,12 @@ void Run::start_workload() {
   workload_summary_ = std::move(plan.summary);
   slowdown_in_summary_ = plan.slowdown;
   slowdown_ = plan.slowdown || cfg_.output.slowdown;
+  if (cfg_.output.trace && (!plan.graphs.empty() || !plan.jobs.empty())) {
+    sim_.warn(fmt::format("key 'output.trace': workload kind \"{}\" makes its flows as the run "
+                          "goes, which are not traced; no trace.csv is written (trace a "
+                          "workload of flows given up front: flows, permutation, incast, cdf)",
+                          cfg_.workload.name()));
+  }
   if (!plan.graphs.empty()) {
     for (auto& j : plan.graphs) j.tclass = cfg_.transport.tclass;
     graphs_ = std::make_unique<GraphRunner>(sim_, flows_, *transport_, std::move(plan.graphs));
@@ -274,8 +288,18 @@ void Run::start_workload() {
   std::vector<FlowSpec>& specs = plan.flows;
   std::vector<bool> traced(specs.size(), cfg_.output.trace && cfg_.output.trace_flows.empty());
   if (cfg_.output.trace) {
+    std::string beyond;
     for (auto id : cfg_.output.trace_flows) {
-      if (static_cast<size_t>(id) < traced.size()) traced[id] = true;
+      if (static_cast<size_t>(id) < traced.size()) {
+        traced[id] = true;
+      } else {
+        beyond += fmt::format("{}{}", beyond.empty() ? "" : ", ", id);
+      }
+    }
+    if (!beyond.empty()) {
+      sim_.warn(fmt::format("key 'output.trace_flows': no flow {} (the workload has {} flows, "
+                            "ids 0 to {}): not traced",
+                            beyond, specs.size(), specs.empty() ? 0 : specs.size() - 1));
     }
   }
   for (size_t i = 0; i < specs.size(); ++i) {

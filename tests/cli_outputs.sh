@@ -36,5 +36,23 @@ grep -q "flows completed" "$tmp/out" && bad "/proc: simulated first" || ok
 # Names become directories: only a safe alphabet.
 "$fabsim" validate "$q" --set 'name="x/../y"' > /dev/null 2> "$tmp/err"
 [ $? -eq 2 ] && grep -q "file-name-safe" "$tmp/err" && ok || bad "unsafe name accepted"
+# compare: a name already taken gets the first free suffix, never one a column has (x-2 given,
+# then x, then x again: x-2, x, x-3), so no column's directory overwrites another's.
+cat > "$tmp/cmp.toml" <<'TOML'
+[topology]
+kind = "single_switch"
+hosts = 4
+[workload]
+kind = "jobs"
+[[workload.jobs]]
+placement = "block"
+ranks = 4
+[[workload.jobs.ops]]
+type = "allreduce_ring"
+bytes = "64KiB"
+TOML
+"$fabsim" compare "$tmp/cmp.toml@name=\"x-2\"" "$tmp/cmp.toml@name=\"x\"" "$tmp/cmp.toml@name=\"x\"" \
+  --no-plot --out "$tmp/cmp" > /dev/null 2>&1 && ok || bad "compare of three columns"
+[ -d "$tmp/cmp/x-2" ] && [ -d "$tmp/cmp/x" ] && [ -d "$tmp/cmp/x-3" ] && ok || bad "compare column names"
 echo "outputs: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

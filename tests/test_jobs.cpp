@@ -355,6 +355,54 @@ TEST(JobMetrics, AnUnfinishedJobHasNoBandwidthAndOneThatNeverSentNoNegativeJct) 
   EXPECT_TRUE(j["flows"]["fct_p50_ps"].is_null());  // no flow completed
 }
 
+// Output requests that would produce nothing say so (the run's warnings, summary.json's
+// "warnings"): a packet trace of a jobs workload (its flows are made as it goes), trace_flows
+// ids past the workload's flows, and a time series whose sample_ports match no port (a single
+// switch has no uplinks).
+TEST(OutputRequests, ThatWouldProduceNothingWarn) {
+  const std::string jobs = R"(
+[topology]
+kind = "single_switch"
+hosts = 4
+[workload]
+kind = "jobs"
+[[workload.jobs]]
+placement = "block"
+ranks = 4
+[[workload.jobs.ops]]
+type = "allreduce_ring"
+bytes = "64KiB"
+[output]
+trace = true
+)";
+  RunResult r = run_checked(load_scenario_text(jobs, "j.toml"));
+  ASSERT_EQ(r.warnings.size(), 1U);
+  EXPECT_NE(r.warnings[0].find("key 'output.trace'"), std::string::npos) << r.warnings[0];
+  EXPECT_TRUE(r.trace.empty());
+  const std::string flows = R"(
+[topology]
+kind = "single_switch"
+hosts = 4
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 0
+dst = 1
+bytes = "64KiB"
+[output]
+trace = true
+trace_flows = [0, 7]
+sample_interval = "10us"
+)";
+  r = run_checked(load_scenario_text(flows, "f.toml"));
+  ASSERT_EQ(r.warnings.size(), 2U);
+  EXPECT_NE(r.warnings[0].find("key 'output.sample_interval'"), std::string::npos) << r.warnings[0];
+  EXPECT_NE(r.warnings[1].find("key 'output.trace_flows': no flow 7 (the workload has 1 flows"),
+            std::string::npos)
+      << r.warnings[1];
+  EXPECT_FALSE(r.trace.empty());  // flow 0 is traced
+}
+
 TEST(JobMetrics, SpreadTakesMedianMinMax) {
   const auto odd = spread({5, 1, 3});
   EXPECT_EQ(odd.median, 3);

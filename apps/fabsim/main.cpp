@@ -362,12 +362,13 @@ int compare_command(const std::vector<std::string>& files, const std::vector<std
   std::vector<std::string> not_started;
   for (auto& cfg : cfgs) {
     CompareColumn col;
+    // A name already taken gets the first free suffix -2, -3, ... (each column has its own
+    // directory and CSV columns; a given name may itself end in such a suffix).
     col.name = cfg.name;
-    int dup = 1;
-    for (const auto& c : cols) {
-      if (c.name == col.name || c.name == fmt::format("{}-{}", cfg.name, dup))
-        col.name = fmt::format("{}-{}", cfg.name, ++dup);
-    }
+    const auto taken = [&cols](const std::string& n) {
+      return std::any_of(cols.begin(), cols.end(), [&n](const auto& c) { return c.name == n; });
+    };
+    for (int dup = 2; taken(col.name); ++dup) col.name = fmt::format("{}-{}", cfg.name, dup);
     if (!reason.empty()) {  // stopped: the later scenarios do not start
       not_started.push_back(col.name);
       cols.push_back(std::move(col));
