@@ -59,8 +59,7 @@ std::vector<CompareRow> compare_rows(const std::vector<CompareColumn>& cols) {
   using Key = std::tuple<std::string, int64_t, uint64_t>;
   std::vector<std::map<Key, double>> jct(cols.size());
   for (size_t c = 0; c < cols.size(); ++c) {
-    for (const auto& k : cols[c].cases)
-      jct[c][{k.collective, k.size, k.seed}] = k.jobs.max_jct.us_f();
+    for (const auto& k : cols[c].cases) jct[c][{k.collective, k.size, k.seed}] = k.headline_us();
   }
   for (const auto& base : cols[0].rows) {
     CompareRow r;
@@ -132,6 +131,11 @@ std::string compare_table(const std::vector<CompareColumn>& cols,
   }
   out += std::string(width, '-') + "\n";
   out += "max-job JCT in ms: median [min, max] over seeds (* = not every job finished)\n";
+  bool flows = false;
+  for (const auto& c : cols) {
+    for (const auto& k : c.cases) flows = flows || !k.has_jobs();
+  }
+  if (flows) out += "a workload of flows (no job): the slowest flow's FCT in its place\n";
   for (size_t c = 1; c < cols.size(); ++c) {
     out += fmt::format("ratio {}: {} / {}, ratio of medians [range of per-seed ratios]\n", c + 1,
                        cols[c].name, cols[0].name);

@@ -156,10 +156,11 @@ std::vector<SweepRow> aggregate(const std::vector<SweepCase>& cases) {
     row.ranks = g.front()->jobs.ranks;
     row.seeds = g.size();
     std::vector<double> mx, mean, op, alg, bus;
+    row.flows = !g.front()->has_jobs();
     for (const auto* c : g) {
       row.all_done = row.all_done && c->all_done;
-      mx.push_back(c->jobs.max_jct.us_f());
-      mean.push_back(c->jobs.mean_jct.us_f());
+      mx.push_back(c->headline_us());
+      mean.push_back(c->mean_us());
       op.push_back(c->jobs.op_time.us_f());
       alg.push_back(c->jobs.algbw_gbs);
       bus.push_back(c->jobs.busbw_gbs);
@@ -188,6 +189,10 @@ std::string sweep_table(const std::vector<SweepRow>& rows) {
   }
   out += "max JCT: the slowest job; algbw = size / (its JCT per collective op); busbw = algbw x "
          "nccl-tests factor; medians over seeds\n";
+  if (std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) { return r.flows; })) {
+    out += "a workload of flows (no job): max JCT = the slowest flow's FCT, mean JCT = the mean "
+           "FCT; no algbw or busbw\n";
+  }
   return out;
 }
 

@@ -34,6 +34,11 @@ struct SweepCase {
   double wall_seconds = 0;
   CaseStatus status = CaseStatus::kDone;
   RunResult result;  // full result (kept only when asked for)
+  /// The case's headline in us: the slowest job's JCT, or with no job (a workload of flows)
+  /// the slowest flow's FCT; and the mean of the same (jobs' JCTs or flows' FCTs).
+  bool has_jobs() const { return jobs.jobs > 0; }
+  double headline_us() const { return has_jobs() ? jobs.max_jct.us_f() : flows.max.us_f(); }
+  double mean_us() const { return has_jobs() ? jobs.mean_jct.us_f() : flows.mean.us_f(); }
 };
 
 /// The distinct warnings of `cases`, in the order first found (cases of one scenario mostly
@@ -57,6 +62,7 @@ struct SweepRow {
   int ranks = 0;
   size_t seeds = 0;
   bool all_done = true;
+  bool flows = false;  // no job in the cases: max_jct_us and mean_jct_us are flows' FCTs
   Spread max_jct_us;
   Spread mean_jct_us;
   Spread op_time_us;

@@ -16,6 +16,7 @@ SweepCase scripted(const std::string& coll, int64_t size, uint64_t seed, double 
   c.size = size;
   c.seed = seed;
   c.all_done = true;
+  c.jobs.jobs = 1;
   c.jobs.max_jct = Time::ps(static_cast<int64_t>(jct_us * 1e6));
   return c;
 }
@@ -82,6 +83,38 @@ seeds = [1, 2]
   }
   const std::string csv = compare_csv(cols, rows);
   EXPECT_NE(csv.find("ratio_gse"), std::string::npos);
+}
+
+// A workload of flows has no job: its cases stand on the slowest flow's FCT (and the mean
+// FCT), not on JCTs of 0. Seeds 1-3 with slowest FCTs 30, 10, 20 us: median 20 us; the second
+// column's 15, 10, 40: median 15, ratio 15 / 20 = 0.75, per seed 0.5 to 2.
+TEST(Compare, AWorkloadOfFlowsStandsOnItsSlowestFlow) {
+  CompareColumn a{"a", {}, {}};
+  CompareColumn b{"b", {}, {}};
+  const double fa[] = {30, 10, 20};
+  const double fb[] = {15, 10, 40};
+  for (uint64_t s = 0; s < 3; ++s) {
+    for (auto [col, us] : {std::pair{&a, fa[s]}, std::pair{&b, fb[s]}}) {
+      SweepCase c;
+      c.seed = s + 1;
+      c.all_done = true;
+      c.flows.max = Time::ps(static_cast<int64_t>(us * 1e6));
+      c.flows.mean = Time::ps(static_cast<int64_t>(us * 1e6 / 2));
+      col->cases.push_back(c);
+    }
+  }
+  a.rows = aggregate(a.cases);
+  b.rows = aggregate(b.cases);
+  ASSERT_EQ(a.rows.size(), 1U);
+  EXPECT_TRUE(a.rows[0].flows);
+  EXPECT_DOUBLE_EQ(a.rows[0].max_jct_us.median, 20);
+  EXPECT_DOUBLE_EQ(a.rows[0].mean_jct_us.median, 10);
+  const auto rows = compare_rows({a, b});
+  EXPECT_DOUBLE_EQ(rows[0].ratio[1], 0.75);
+  EXPECT_DOUBLE_EQ(rows[0].seed_ratio[1].min, 0.5);
+  EXPECT_DOUBLE_EQ(rows[0].seed_ratio[1].max, 2.0);
+  EXPECT_NE(compare_table({a, b}, rows).find("slowest flow's FCT"), std::string::npos);
+  EXPECT_NE(sweep_table(a.rows).find("slowest flow's FCT"), std::string::npos);
 }
 
 TEST(Compare, SeedListsAndRanges) {
