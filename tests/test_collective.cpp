@@ -91,19 +91,36 @@ TEST(Collective, DoubleBinaryTreeShapes) {
   const auto parent = btree_parents(8);
   const std::vector<int> expected = {-1, 2, 4, 2, 0, 6, 4, 6};
   EXPECT_EQ(parent, expected);
-  // Interior ranks of tree 0 are leaves of tree 1 and vice versa (even n: shift by one).
-  std::set<int> interior0;
-  std::set<int> interior1;
-  for (int p = 1; p < 8; ++p) {
-    interior0.insert(tree_rank(0, parent[p], 8));
-    interior1.insert(tree_rank(1, parent[p], 8));
-  }
-  for (int r : interior0) EXPECT_EQ(interior1.count(r), 0U) << r;
-  // Odd n mirrors: every rank is a child of somebody in each tree.
-  const auto p7 = btree_parents(7);
-  for (int p = 1; p < 7; ++p) {
-    EXPECT_GE(p7[p], 0);
-    EXPECT_LT(p7[p], 7);
+  // The two trees are complementary: a rank's edges over both (its parent and children in
+  // each) are at most 4, so it moves at most 2 S each way (S/2 per edge and tree); with n > 2
+  // every rank but 0 (the first tree's root) is interior in one tree at most. Even n mirrors,
+  // odd n shifts by one (NCCL's ncclGetDtree); the mirror for odd n gives rank 2 of n = 5 six
+  // edges (3 S), interior in both trees.
+  for (int n = 2; n <= 33; ++n) {
+    const auto par = btree_parents(n);
+    std::set<int> interior0;
+    std::set<int> interior1;
+    std::vector<int> edges(n, 0);
+    for (int p = 1; p < n; ++p) {
+      ASSERT_GE(par[p], 0);
+      ASSERT_LT(par[p], n);
+      interior0.insert(tree_rank(0, par[p], n));
+      interior1.insert(tree_rank(1, par[p], n));
+      for (int t = 0; t < 2; ++t) {
+        ++edges[tree_rank(t, p, n)];
+        ++edges[tree_rank(t, par[p], n)];
+      }
+    }
+    for (int r = 0; r < n; ++r) EXPECT_LE(edges[r], 4) << "n " << n << " rank " << r;
+    for (int r : interior0) {
+      if (r != 0) {
+        EXPECT_EQ(interior1.count(r), 0U) << "n " << n << " rank " << r;
+      }
+    }
+    // Tree 1 is a permutation of the ranks.
+    std::set<int> ranks;
+    for (int p = 0; p < n; ++p) ranks.insert(tree_rank(1, p, n));
+    EXPECT_EQ(ranks.size(), static_cast<size_t>(n));
   }
 }
 

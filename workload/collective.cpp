@@ -147,7 +147,11 @@ std::vector<int> btree_parents(int n) {
 
 int tree_rank(int tree, int position, int n) {
   if (tree == 0) return position;
-  return n % 2 == 0 ? (position + 1) % n : n - 1 - position;
+  // NCCL's ncclGetDtree over this binary tree (whose leaves are the odd positions): shifted by
+  // one for odd n, mirrored for even n, so a leaf of one tree is interior in the other. (The
+  // opposite pairing, mirrored odd n, maps odd positions to odd ranks: n = 5 left rank 2
+  // interior in both trees, carrying 3 S where each rank should carry at most 2 S.)
+  return n % 2 == 1 ? (position + 1) % n : n - 1 - position;
 }
 
 namespace {

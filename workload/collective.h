@@ -94,7 +94,8 @@ double bus_factor(Collective c, int n);
 
 /// Parent of each position in the NCCL-style in-order binary tree over n positions (root 0,
 /// parent -1); the second tree of a double binary tree maps position p to rank (p + 1) mod n
-/// for even n and n - 1 - p for odd n, so most interior ranks of one are leaves of the other.
+/// for odd n and n - 1 - p for even n (NCCL's ncclGetDtree), so every rank is interior in at
+/// most one of the two trees.
 std::vector<int> btree_parents(int n);
 int tree_rank(int tree, int position, int n);
 
