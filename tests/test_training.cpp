@@ -6,8 +6,9 @@
 
 #include <fmt/format.h>
 
-#include <map>     // collectives by group size
-#include <string>  // scenarios
+#include <algorithm>  // find (dependencies)
+#include <map>        // collectives by group size
+#include <string>     // scenarios
 
 #include "conserved.h"
 #include "scenario/runner.h"
@@ -195,6 +196,41 @@ global_batch = 2
 }
 
 // Tensor parallel inside a server goes over the scale-up fabric: no flow crosses the network.
+// The distributed optimizer (REFERENCE.md §8.3): ReduceScatter of each gradient bucket during
+// backward, the optimizer step on the shard once all of a rank's buckets are in, then the
+// AllGather of the updated parameters. Every AllGather depends on the optimizer step of each
+// rank of its group, and no AllGather is an input of anything the step waits for.
+TEST(Training, TheDistributedOptimizerGathersParametersAfterItsStep) {
+  TrainingConfig c = small_config(1, 1, 4, 4);
+  c.dp_algorithm = DpAlgorithm::kReduceScatterAllGather;
+  c.dp_overlap = true;
+  c.bucket_bytes = 4'000'000;
+  c.optimizer_time = Time::us(100);
+  const TaskGraph g = build_training_graph(c);
+  std::map<uint32_t, uint32_t> step;  // rank -> its optimizer node (the 100 us compute)
+  int scatters = 0;
+  int gathers = 0;
+  for (uint32_t i = 0; i < g.nodes.size(); ++i) {
+    const GraphNode& n = g.nodes[i];
+    if (n.kind == GraphNode::Kind::kCompute && n.duration == Time::us(100)) step[n.rank] = i;
+    if (n.kind == GraphNode::Kind::kCollective && n.collective == Collective::kReduceScatter)
+      ++scatters;
+  }
+  ASSERT_EQ(step.size(), 4U);
+  for (uint32_t i = 0; i < g.nodes.size(); ++i) {
+    const GraphNode& n = g.nodes[i];
+    if (n.kind != GraphNode::Kind::kCollective || n.collective != Collective::kAllGather) continue;
+    ++gathers;
+    for (const uint32_t r : n.group) {
+      EXPECT_NE(std::find(n.deps.begin(), n.deps.end(), step.at(r)), n.deps.end())
+          << "gather " << i << " does not wait for rank " << r << "'s step";
+      EXPECT_GT(i, step.at(r));
+    }
+  }
+  EXPECT_GT(scatters, 1);  // several buckets
+  EXPECT_EQ(gathers, scatters);
+}
+
 TEST(Training, TensorParallelInsideAServerStaysOffTheNetwork) {
   fabsim::Run run(load_scenario_text(servers_of_four(2, 2, ""), "tp.toml"));
   const RunResult r = execute_checked(run);

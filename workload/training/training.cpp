@@ -345,26 +345,42 @@ class Builder {
       if (c_.dp_algorithm == DpAlgorithm::kAllReduce) {
         done = collective(Collective::kAllReduceRing, group, b.bytes, deps, dp_);
       } else {
-        // Distributed optimizer: gradients reduced and scattered, parameters gathered back.
-        const uint32_t rs = collective(Collective::kReduceScatter, group, b.bytes, deps, dp_);
-        done = collective(Collective::kAllGather, group,
-                          b.bytes / c_.grad_bytes * c_.bytes_per_element, {rs}, dp_);
+        // Distributed optimizer (REFERENCE.md §8.3): the gradients are reduced and scattered
+        // here, during backward; each rank steps its 1/d shard once all of its buckets are in,
+        // and the updated parameters are gathered back after that step (finish()).
+        done = collective(Collective::kReduceScatter, group, b.bytes, deps, dp_);
+        gathers_.push_back({group, b.bytes / c_.grad_bytes * c_.bytes_per_element});
       }
       for (const int dp : members) dp_done_[rank(tp, dp, s)].push_back(done);
     }
   }
 
   void finish() {
-    if (c_.optimizer_time <= Time()) return;
-    for (uint32_t r = 0; r < last_.size(); ++r) {
-      GraphNode n;
-      n.kind = GraphNode::Kind::kCompute;
-      n.rank = r;
-      n.duration = c_.optimizer_time;
-      n.category = compute_;
-      if (last_[r] >= 0) n.deps.push_back(static_cast<uint32_t>(last_[r]));
-      for (uint32_t d : dp_done_[r]) n.deps.push_back(d);
-      last_[r] = g_.add(std::move(n));
+    if (c_.optimizer_time > Time()) {
+      for (uint32_t r = 0; r < last_.size(); ++r) {
+        GraphNode n;
+        n.kind = GraphNode::Kind::kCompute;
+        n.rank = r;
+        n.duration = c_.optimizer_time;
+        n.category = compute_;
+        if (last_[r] >= 0) n.deps.push_back(static_cast<uint32_t>(last_[r]));
+        for (uint32_t d : dp_done_[r]) n.deps.push_back(d);
+        last_[r] = g_.add(std::move(n));
+      }
+    }
+    // Distributed optimizer: each bucket's parameters are gathered once every rank of its group
+    // has stepped (its optimizer node, or with no optimizer time its last compute and all of its
+    // ReduceScatters). Not overlapped with the next iteration's forward (Megatron's
+    // overlap_param_gather is not modelled): the iteration ends with the gathers.
+    for (const auto& g : gathers_) {
+      std::vector<uint32_t> deps;
+      for (const uint32_t r : g.group) {
+        if (last_[r] >= 0) deps.push_back(static_cast<uint32_t>(last_[r]));
+        for (uint32_t d : dp_done_[r]) deps.push_back(d);
+      }
+      std::sort(deps.begin(), deps.end());
+      deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+      collective(Collective::kAllGather, g.group, g.bytes, std::move(deps), dp_);
     }
   }
 
@@ -381,6 +397,11 @@ class Builder {
   std::map<int, Bucket> pending_;                           // per stage
   std::map<int, Bucket> pending_experts_;                   // per stage: expert gradients
   std::map<uint32_t, std::vector<uint32_t>> dp_done_;       // per rank: its DP collectives
+  struct Gather {
+    std::vector<uint32_t> group;
+    int64_t bytes = 0;
+  };
+  std::vector<Gather> gathers_;  // distributed optimizer: the parameter gathers after the step
 };
 
 }  // namespace
