@@ -1,6 +1,8 @@
 // Scenario loading: defaults, overrides, and errors that name the key.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cstdio>  // the scenario file of the --seed test
 #include <string>
 
@@ -265,6 +267,32 @@ seeds = [1, 2, 1]
   const std::string colls = jobs.substr(0, jobs.find("[sweep]")) +
                             "[sweep]\ncollectives = [\"allreduce\", \"allreduce_ring\"]\n";
   EXPECT_NE(error_of(colls).find("sweep.collectives"), std::string::npos) << error_of(colls);
+}
+
+// A placement key of another placement is refused, not ignored: ranks = 4 under the default
+// gpu_of_each_server used to run the job on every server.
+TEST(Loader, APlacementKeyOfAnotherPlacementIsRefused) {
+  const std::string job = R"(
+[topology]
+kind = "single_switch"
+hosts = 8
+[workload]
+kind = "jobs"
+[[workload.jobs]]
+name = "j"
+{}
+[[workload.jobs.ops]]
+type = "alltoall"
+bytes = "1MiB"
+)";
+  const std::string ranks = error_of(fmt::format(fmt::runtime(job), "gpus = [0, 1]\nranks = 4"));
+  EXPECT_NE(ranks.find("workload.jobs[0].ranks"), std::string::npos) << ranks;
+  EXPECT_NE(ranks.find("placement = \"block\""), std::string::npos) << ranks;
+  EXPECT_NE(error_of(fmt::format(fmt::runtime(job), "placement = \"block\"\ngpu = 1"))
+                .find("workload.jobs[0].gpu"),
+            std::string::npos);
+  EXPECT_EQ(error_of(fmt::format(fmt::runtime(job), "placement = \"block\"\nranks = 4\nfirst = 2")),
+            "no error");
 }
 
 // --seed sets simulation.seed, which a scenario with sweep.seeds does not use: refused, with

@@ -433,7 +433,6 @@ enabled = true
 kind = "jobs"
 [[workload.jobs]]
 name = "a2a"
-ranks = 32
 [[workload.jobs.ops]]
 type = "alltoall"
 bytes = "496KiB"

@@ -293,6 +293,16 @@ JobEntry read_job(Section& j, size_t index, Bytes tree_chunk, int channels) {
   if (e.placement == "list" && e.gpus.empty()) {
     j.fail("gpus", fmt::format("a non-empty GPU list (job '{}' is empty)", e.name));
   }
+  // A placement key of another placement would be read and ignored: the job would run on
+  // other GPUs than asked (ranks = 4 under "gpu_of_each_server" ran on every server).
+  for (const auto& [key, placement] : {std::pair{"first", "block"}, std::pair{"ranks", "block"},
+                                       std::pair{"gpu", "gpu_of_each_server"}}) {
+    if (e.placement != placement && j.has(key)) {
+      j.fail(key, fmt::format("placement = \"{}\" for it to apply (job '{}' has placement = "
+                              "\"{}\")",
+                              placement, e.name, e.placement));
+    }
+  }
   if (e.placement != "list" && !e.gpus.empty()) {
     j.fail("gpus",
            fmt::format("no GPU list with placement = \"{}\" (job '{}')", e.placement, e.name));
