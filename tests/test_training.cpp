@@ -344,6 +344,21 @@ TEST(Training, RefusesALayoutThatDoesNotFit) {
 }
 
 // An expert-parallel rank holds experts / ep whole experts: ep must divide the experts.
+// Megatron splits heads, key-value groups and FFN columns over the TP ranks: tp = 3 with 8
+// heads has no layout (it used to validate and divide the FLOPs by 3); tp = 4 does.
+TEST(Training, RefusesATensorDegreeThatDoesNotDivideTheHeads) {
+  EXPECT_NO_THROW(
+      load_scenario_text(small(4, "tp = 4\npp = 1\ndp = 1\nglobal_batch = 1", ""), "tp4.toml"));
+  try {
+    load_scenario_text(small(3, "tp = 3\npp = 1\ndp = 1\nglobal_batch = 1", ""), "tp3.toml");
+    ADD_FAILURE() << "tp = 3 with 8 heads was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("workload.parallel.tp"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a divisor of model.heads = 8"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Training, RefusesAnExpertDegreeThatDoesNotDivideTheExperts) {
   const std::string layout = "tp = 1\npp = 1\ndp = 4\nep = 4\nglobal_batch = 4";
   std::string six = small(4, layout, "");

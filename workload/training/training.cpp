@@ -570,6 +570,16 @@ class TrainingKind final : public WorkloadKind {
       s.fail("parallel.pp", fmt::format("a divisor of model.layers = {}", t.model.layers));
     }
     if (p.ep > 1 && t.model.experts == 0) s.fail("parallel.ep", "1 for a dense model");
+    // Megatron splits the attention heads and the key-value groups over the TP ranks (it
+    // asserts num_attention_heads % tp == 0 and num_query_groups % tp == 0) and the FFN columns;
+    // a degree that does not divide them has no such layout.
+    for (const auto& [key, count] : {std::pair{"model.heads", int64_t{t.model.heads}},
+                                     std::pair{"model.kv_heads", int64_t{t.model.kv_heads}},
+                                     std::pair{"model.ffn", t.model.ffn}}) {
+      if (count % p.tp != 0) {
+        s.fail("parallel.tp", fmt::format("a divisor of {} = {}", key, count));
+      }
+    }
     if (t.model.experts > 0 && t.model.experts % p.ep != 0) {
       // Each expert-parallel rank holds experts / ep whole experts (§8.3).
       s.fail("parallel.ep", fmt::format("a divisor of model.experts = {}", t.model.experts));
