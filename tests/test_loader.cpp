@@ -295,6 +295,35 @@ bytes = "1MiB"
             "no error");
 }
 
+// Jobs meant for disjoint GPUs: a job placed on a GPU another job has is a warning naming both.
+TEST(Loader, JobsSharingAGpuAreWarnedOf) {
+  const std::string two = R"(
+[topology]
+kind = "single_switch"
+hosts = 4
+[workload]
+kind = "jobs"
+[[workload.jobs]]
+name = "a"
+gpus = [0, 1]
+[[workload.jobs.ops]]
+type = "allreduce_ring"
+bytes = "1MiB"
+[[workload.jobs]]
+name = "b"
+gpus = [{}, 3]
+[[workload.jobs.ops]]
+type = "allreduce_ring"
+bytes = "1MiB"
+)";
+  const auto shared = load_scenario_text(fmt::format(fmt::runtime(two), 1), "ov.toml");
+  ASSERT_EQ(shared.warnings.size(), 1U);
+  EXPECT_NE(shared.warnings[0].find("workload.jobs[1].gpus': job 'b' shares GPU 1 with job 'a'"),
+            std::string::npos)
+      << shared.warnings[0];
+  EXPECT_TRUE(load_scenario_text(fmt::format(fmt::runtime(two), 2), "ok.toml").warnings.empty());
+}
+
 // --seed sets simulation.seed, which a scenario with sweep.seeds does not use: refused, with
 // the key to set instead, rather than ignored.
 TEST(Loader, ASeedOptionBesideSweepSeedsIsRefused) {

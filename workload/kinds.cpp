@@ -4,6 +4,8 @@
 
 #include <algorithm>  // max
 #include <limits>     // bounds
+#include <map>        // GPUs already placed (overlap warning)
+#include <string>     // job names
 
 #include "workload/kind.h"
 #include "workload/traffic.h"
@@ -395,6 +397,7 @@ void load_jobs(Section& s, JobsConfig& w, const HostShape& topo) {
     return;
   }
   if (list.empty()) s.fail("jobs", "at least one [[workload.jobs]] entry");
+  std::map<uint32_t, std::string> owner;  // GPU -> the first job placed on it
   for (size_t i = 0; i < list.size(); ++i) {
     Section& j = list[i];
     const JobEntry e = read_job(j, i, tree_chunk, channels);
@@ -403,6 +406,20 @@ void load_jobs(Section& s, JobsConfig& w, const HostShape& topo) {
       job.name = e.count > 1 ? fmt::format("{}{}", e.name, k) : e.name;
       job.gpus = place_replica(j, e, k, topo, job.name);
       check_replica(j, e, job, topo.hosts);
+      // Jobs run on disjoint GPUs (DESIGN.md "Workloads"); two on one GPU share its NIC with
+      // nothing to say so in the results. Runnable, so a warning: the first shared GPU.
+      for (const uint32_t g : job.gpus) {
+        const auto [it, fresh] = owner.try_emplace(g, job.name);
+        if (!fresh) {
+          j.warn(e.placement == "list"    ? "gpus"
+                 : e.placement == "block" ? "first"
+                                          : "placement",
+                 fmt::format("job '{}' shares GPU {} with job '{}' (jobs are meant to run on "
+                             "disjoint GPUs; they share its NIC)",
+                             job.name, g, it->second));
+          break;
+        }
+      }
       job.ops = e.ops;
       for (auto& op : job.ops)
         op.options.channels = e.channels > 0 ? e.channels : nccl_net_channels(topo.nic_rate);
