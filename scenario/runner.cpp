@@ -503,7 +503,10 @@ RunResult Run::collect(double wall_seconds) {
   r.hosts = topo_.hosts;
   r.end_time = sim_.now();
   r.stalled_at = stalled_at_;
-  r.warnings = warnings_;
+  // summary.json keeps every warning: the loader's (printed when the scenario was read) and
+  // the run's.
+  r.warnings = cfg_.warnings;
+  r.warnings.insert(r.warnings.end(), warnings_.begin(), warnings_.end());
   r.events = sim_.events();
   r.flows.assign(flows_.records().begin(), flows_.records().end());
   r.trace = flows_.trace_events();

@@ -103,7 +103,7 @@ run_sweep(const ScenarioConfig& cfg, unsigned threads, bool keep_results,
     c.all_done = r.all_done;
     c.complete = r.complete();
     if (!r.conserved()) c.ledger_violation = conservation_violation(r);
-    c.warnings = r.warnings;
+    c.warnings = run.warnings();  // the run's own: the loader's were printed once for all
     c.events = r.events;
     c.wall_seconds = r.wall_seconds;
     if (keep_results) c.result = std::move(r);

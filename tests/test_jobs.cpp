@@ -401,6 +401,17 @@ sample_interval = "10us"
             std::string::npos)
       << r.warnings[1];
   EXPECT_FALSE(r.trace.empty());  // flow 0 is traced
+  // The loader's warnings (printed when the scenario is read) are in the result too, first.
+  std::string shared = jobs;
+  const std::string block = "placement = \"block\"\nranks = 4";
+  shared.replace(shared.find(block), block.size(), "gpus = [0, 1]");
+  shared += "[[workload.jobs]]\ngpus = [1, 2]\n[[workload.jobs.ops]]\ntype = \"alltoall\"\n"
+            "bytes = \"64KiB\"\n";
+  r = run_checked(load_scenario_text(shared, "s.toml"));
+  ASSERT_EQ(r.warnings.size(), 2U);
+  EXPECT_NE(r.warnings[0].find("shares GPU 1"), std::string::npos) << r.warnings[0];
+  EXPECT_NE(summary_json(r)["warnings"][0].get<std::string>().find("shares GPU 1"),
+            std::string::npos);
 }
 
 TEST(JobMetrics, SpreadTakesMedianMinMax) {
