@@ -26,6 +26,7 @@ class GseFabric : public FabricInstance {
                 std::vector<std::pair<std::string, std::string>>& rows) const override;
   void add_fault_stats(nlohmann::ordered_json& j) const override;
   void add_cable_stats(nlohmann::ordered_json& entry, uint32_t cable, Time first) const override;
+  int64_t header_bytes() const override { return cfg_.header_bytes; }
 
   const GseConfig& config() const { return cfg_; }
   const Gsos* gsos() const { return gsos_.get(); }

@@ -50,6 +50,10 @@ class FabricInstance {
   virtual void add_fault_stats(nlohmann::ordered_json& /*j*/) const {}
   virtual void add_cable_stats(nlohmann::ordered_json& /*entry*/, uint32_t /*cable*/,
                                Time /*first*/) const {}
+  /// Frame bytes of the fabric's own header on a packet inside the fabric (kFabricHeader set),
+  /// which the edge removes before the host: a trimmed packet keeps them beyond
+  /// network.trim.size. 0 for a fabric that adds none.
+  virtual int64_t header_bytes() const { return 0; }
 };
 
 class FabricKind {

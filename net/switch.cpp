@@ -370,7 +370,8 @@ void Switch::inject(Packet* p, uint16_t out) {
 // priority); the ledger counts the payload as trimmed.
 void Switch::trim(EgressPort& egress, Packet* p) {
   sim_.ledger().trim(*p);
-  trim_to_header(*p, trimmed_size_);
+  const uint32_t fabric = (p->flags & kFabricHeader) != 0 ? trimmed_fabric_header_ : 0;
+  trim_to_header(*p, trimmed_size_ > 0 ? trimmed_size_ + fabric : 0);
   if (egress.link()->role() == LinkRole::kHostDown) p->flags |= kTrimmedLastHop;
   ++egress.counters().trims;
   egress.enqueue(p);

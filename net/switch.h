@@ -69,9 +69,13 @@ class Switch : public Node, public EventTarget {
   /// Adds a dequeue hook on queue `cls` of `port`, after those already there (RED/ECN first
   /// when network.ecn is enabled).
   void add_dequeue_hook(uint16_t port, uint8_t cls, DequeueHook* h);
-  /// Frame bytes a trimmed packet keeps (0, the default: all of its headers). See
-  /// trim_to_header.
-  void set_trimmed_size(uint32_t bytes) { trimmed_size_ = bytes; }
+  /// Frame bytes a trimmed packet keeps (0, the default: all of its headers), and beyond them
+  /// the fabric header's `fabric_header` bytes on a packet that carries one (the edge strips
+  /// them before the host, which then gets `bytes`). See trim_to_header.
+  void set_trimmed_size(uint32_t bytes, uint32_t fabric_header = 0) {
+    trimmed_size_ = bytes;
+    trimmed_fabric_header_ = fabric_header;
+  }
   uint32_t trimmed_size() const { return trimmed_size_; }
   /// Port `port` marks no ECN (removes the switch's RED hook from its data classes; call
   /// before other dequeue hooks are added).
@@ -190,8 +194,9 @@ class Switch : public Node, public EventTarget {
   std::vector<uint16_t> group_ports_;
   SwitchConfig cfg_;
   uint32_t id_;
-  bool stamping_hooks_ = false;  // add_dequeue_hook() was called: a hook may write the block
-  uint32_t trimmed_size_ = 0;    // frame bytes a trimmed packet keeps (0 = its headers)
+  bool stamping_hooks_ = false;         // add_dequeue_hook() was called: a hook may write the block
+  uint32_t trimmed_size_ = 0;           // frame bytes a trimmed packet keeps (0 = its headers)
+  uint32_t trimmed_fabric_header_ = 0;  // and a fabric header's bytes beyond them
   std::string name_;
   std::unique_ptr<PathSelector> selector_;
   std::vector<std::unique_ptr<SwitchExtension>> extensions_;

@@ -141,7 +141,8 @@ void Run::install_trim() {
   trim_threshold_ = threshold;
   for (size_t i = 0; i < net_.switch_count(); ++i) {
     Switch& sw = net_.sw(i);
-    sw.set_trimmed_size(static_cast<uint32_t>(t.size.count()));
+    sw.set_trimmed_size(static_cast<uint32_t>(t.size.count()),
+                        static_cast<uint32_t>(fabric_ ? fabric_->header_bytes() : 0));
     TrimHook::Config fabric{threshold, t.on_overflow, t.count_on_wire, t.random_victim,
                             t.reference_rate};
     TrimHook::Config last = fabric;

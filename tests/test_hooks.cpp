@@ -186,6 +186,28 @@ TEST(Trim, ATrimmedSizeTruncatesTheHeaderButNeverGrowsIt) {
   EXPECT_EQ(t.sink.arrivals[1].size, kFrame + 40);
   t.net.finish();
   EXPECT_EQ(t.sim.pool().live(), 0U);
+
+  // A packet inside a fabric that adds its own header (GSE: 128 B here) keeps that header
+  // beyond the size, for the edge to strip: 64 + 128 B leave, and the host gets 64 B. (Cut to
+  // 64 B with the fabric header inside, the edge took 128 B off a 64 B frame: the size wrapped
+  // and the host link stalled.)
+  Bench f(no_ecn());
+  f.sw().set_trimmed_size(64, 128);
+  f.sw().set_admission_hook(0, 1, &f.sw().adopt_hook(std::make_unique<TrimHook>(tc)));
+  f.down().apply_pause(1, 65535);
+  for (uint64_t s = 0; s < 2; ++s) {
+    Packet* d = f.make(1, s);
+    d->size += 40 + 128;  // 102 B of headers and a 128 B fabric header
+    d->flags = static_cast<uint8_t>(d->flags | kFabricHeader);
+    f.inject(d);
+  }
+  ASSERT_EQ(f.down().counters().trims, 1U);
+  f.sim.run(10_us);
+  ASSERT_EQ(f.sink.arrivals.size(), 1U);
+  EXPECT_EQ(f.sink.arrivals[0].size, 64U + 128U);
+  f.down().apply_pause(1, 0);
+  f.sim.run();
+  f.net.finish();
 }
 
 // A hook that always asks to trim the last queued packet instead of the arrival.
