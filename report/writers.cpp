@@ -144,9 +144,9 @@ nlohmann::ordered_json job_json(const JobResult& job) {
                                 {"type", op.compute ? "compute" : collective_name(op.collective)},
                                 {"bytes", op.bytes},
                                 {"start_ps", op.start.ps()},
-                                {"end_ps", op.end.ps()},
-                                {"jct_ps", op.jct().ps()}};
-    if (!op.compute && op.jct() > Time()) {
+                                {"end_ps", when(op.done, op.end)},
+                                {"jct_ps", when(op.done, op.jct())}};
+    if (op.done && !op.compute && op.jct() > Time()) {
       const double algbw = static_cast<double>(op.bytes) / op.jct().sec_f() * 1e-9;
       e["algbw_GBps"] = algbw;
       e["busbw_GBps"] = algbw * bus_factor(op.collective, job.ranks);
@@ -230,7 +230,7 @@ nlohmann::ordered_json summary_json(const RunResult& r) {
                          {"ranks", js.ranks},
                          {"algbw_GBps", js.algbw_gbs},
                          {"busbw_GBps", js.busbw_gbs}};
-    if (js.op_time <= Time()) {  // the slowest job did not finish: no op time or bandwidth
+    if (js.op_time <= Time()) {  // the slowest job did not finish or ran no collective
       for (const char* k : {"op_time_ps", "algbw_GBps", "busbw_GBps"})
         j["jobs_summary"][k] = nullptr;
     }

@@ -58,8 +58,14 @@ std::vector<CompareRow> compare_rows(const std::vector<CompareColumn>& cols) {
   // Per column: (collective, size, seed) -> max JCT in us.
   using Key = std::tuple<std::string, int64_t, uint64_t>;
   std::vector<std::map<Key, double>> jct(cols.size());
+  // A column of jobs and one of flows measure different things (a JCT, a flow's FCT): no ratio.
+  std::vector<int> kind(cols.size(), -1);  // 1 jobs, 0 flows, -1 no finished case
   for (size_t c = 0; c < cols.size(); ++c) {
-    for (const auto& k : cols[c].cases) jct[c][{k.collective, k.size, k.seed}] = k.headline_us();
+    for (const auto& k : cols[c].cases) {
+      if (k.status != CaseStatus::kDone) continue;
+      jct[c][{k.collective, k.size, k.seed}] = k.headline_us();
+      kind[c] = k.has_jobs() ? 1 : 0;
+    }
   }
   for (const auto& base : cols[0].rows) {
     CompareRow r;
@@ -75,11 +81,13 @@ std::vector<CompareRow> compare_rows(const std::vector<CompareColumn>& cols) {
         s = {row->max_jct_us.median / 1e3, row->max_jct_us.min / 1e3, row->max_jct_us.max / 1e3};
       r.jct_ms.push_back(s);
       r.all_done.push_back(row != nullptr && row->all_done);
-      r.ratio.push_back(row != nullptr && base.max_jct_us.median > 0
+      const bool alike = kind[c] == kind[0];
+      r.ratio.push_back(row != nullptr && alike && base.max_jct_us.median > 0
                             ? row->max_jct_us.median / base.max_jct_us.median
                             : -1);
       std::vector<double> per_seed;
       for (const auto& [key, v] : jct[0]) {
+        if (!alike) break;
         if (std::get<0>(key) != base.collective || std::get<1>(key) != base.size || v <= 0)
           continue;
         const auto it = jct[c].find(key);
@@ -132,10 +140,15 @@ std::string compare_table(const std::vector<CompareColumn>& cols,
   out += std::string(width, '-') + "\n";
   out += "max-job JCT in ms: median [min, max] over seeds (* = not every job finished)\n";
   bool flows = false;
+  bool jobs = false;
   for (const auto& c : cols) {
-    for (const auto& k : c.cases) flows = flows || !k.has_jobs();
+    for (const auto& k : c.cases) {
+      if (k.status != CaseStatus::kDone) continue;  // a case not run has no kind
+      (k.has_jobs() ? jobs : flows) = true;
+    }
   }
   if (flows) out += "a workload of flows (no job): the slowest flow's FCT in its place\n";
+  if (flows && jobs) out += "no ratio between a column of jobs and one of flows ('-')\n";
   for (size_t c = 1; c < cols.size(); ++c) {
     out += fmt::format("ratio {}: {} / {}, ratio of medians [range of per-seed ratios]\n", c + 1,
                        cols[c].name, cols[0].name);

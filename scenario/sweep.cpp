@@ -204,9 +204,9 @@ std::string sweep_cases_csv(const std::vector<SweepCase>& cases) {
   out += status ? ",status\n" : "\n";
   for (const auto& c : cases) {
     out += fmt::format("{},{},{},{},{},{},{},{},{},{:.4f},{:.4f},{},{}", c.collective, c.size,
-                       c.seed, c.jobs.ranks, c.jobs.jobs, c.all_done ? 1 : 0, c.jobs.max_jct.ps(),
-                       c.jobs.mean_jct.ps(), c.jobs.op_time.ps(), c.jobs.algbw_gbs,
-                       c.jobs.busbw_gbs, c.end_time.ps(), c.events);
+                       c.seed, c.jobs.ranks, c.jobs.jobs, c.all_done ? 1 : 0, c.headline().ps(),
+                       c.mean().ps(), c.jobs.op_time.ps(), c.jobs.algbw_gbs, c.jobs.busbw_gbs,
+                       c.end_time.ps(), c.events);
     out += status ? fmt::format(",{}\n", case_status_name(c.status)) : "\n";
   }
   return out;
@@ -252,7 +252,12 @@ nlohmann::ordered_json sweep_json(const ScenarioConfig& cfg, const std::vector<S
                         {"not_started", n[2]}};
   }
   j["scenario"] = cfg.effective;
-  if (const auto w = sweep_warnings(cases); !w.empty()) j["warnings"] = w;
+  // The loader's warnings (printed once when the scenario was read), then the cases' own.
+  std::vector<std::string> warnings = cfg.warnings;
+  for (const auto& w : sweep_warnings(cases)) {
+    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+  }
+  if (!warnings.empty()) j["warnings"] = warnings;
   auto jr = nlohmann::ordered_json::array();
   for (const auto& r : rows) {
     auto sp = [](const Spread& s) {
@@ -276,8 +281,8 @@ nlohmann::ordered_json sweep_json(const ScenarioConfig& cfg, const std::vector<S
                   {"size", c.size},
                   {"seed", c.seed},
                   {"all_done", c.all_done},
-                  {"max_jct_ps", c.jobs.max_jct.ps()},
-                  {"mean_jct_ps", c.jobs.mean_jct.ps()},
+                  {"max_jct_ps", c.headline().ps()},
+                  {"mean_jct_ps", c.mean().ps()},
                   {"algbw_GBps", c.jobs.algbw_gbs},
                   {"busbw_GBps", c.jobs.busbw_gbs}});
     if (status) jc.back()["status"] = case_status_name(c.status);

@@ -37,8 +37,10 @@ struct SweepCase {
   /// The case's headline in us: the slowest job's JCT, or with no job (a workload of flows)
   /// the slowest flow's FCT; and the mean of the same (jobs' JCTs or flows' FCTs).
   bool has_jobs() const { return jobs.jobs > 0; }
-  double headline_us() const { return has_jobs() ? jobs.max_jct.us_f() : flows.max.us_f(); }
-  double mean_us() const { return has_jobs() ? jobs.mean_jct.us_f() : flows.mean.us_f(); }
+  Time headline() const { return has_jobs() ? jobs.max_jct : flows.max; }
+  Time mean() const { return has_jobs() ? jobs.mean_jct : flows.mean; }
+  double headline_us() const { return headline().us_f(); }
+  double mean_us() const { return mean().us_f(); }
 };
 
 /// The distinct warnings of `cases`, in the order first found (cases of one scenario mostly

@@ -115,6 +115,25 @@ TEST(Compare, AWorkloadOfFlowsStandsOnItsSlowestFlow) {
   EXPECT_DOUBLE_EQ(rows[0].seed_ratio[1].max, 2.0);
   EXPECT_NE(compare_table({a, b}, rows).find("slowest flow's FCT"), std::string::npos);
   EXPECT_NE(sweep_table(a.rows).find("slowest flow's FCT"), std::string::npos);
+  // cases.csv and summary.json's cases carry the same headline (30 us of seed 1), and the
+  // sweep's summary.json the loader's warnings with the cases'.
+  EXPECT_NE(sweep_cases_csv(a.cases).find(",1,30000000,15000000,"), std::string::npos)
+      << sweep_cases_csv(a.cases);
+  ScenarioConfig cfg = load_scenario_text("", "s.toml");
+  cfg.warnings = {"s.toml: a loader warning"};
+  a.cases[0].warnings = {"s.toml: a run warning"};
+  const auto j = sweep_json(cfg, a.rows, a.cases, "");
+  EXPECT_EQ(j["cases"][0]["max_jct_ps"], 30'000'000);
+  ASSERT_EQ(j["warnings"].size(), 2U);
+  EXPECT_EQ(j["warnings"][0], "s.toml: a loader warning");
+  // A column of jobs beside one of flows: no ratio (a JCT over an FCT means nothing).
+  CompareColumn jobs{"jobs", {}, {}};
+  for (uint64_t s = 0; s < 3; ++s) jobs.cases.push_back(scripted("", 0, s + 1, 25));
+  jobs.rows = aggregate(jobs.cases);
+  const auto mixed = compare_rows({jobs, a});
+  EXPECT_EQ(mixed[0].ratio[1], -1);
+  EXPECT_NE(compare_table({jobs, a}, mixed).find("no ratio between a column of jobs"),
+            std::string::npos);
 }
 
 TEST(Compare, SeedListsAndRanges) {

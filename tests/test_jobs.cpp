@@ -271,6 +271,7 @@ TEST(JobMetrics, AlgbwAndBusbwByHand) {
   op.bytes = 4 << 20;
   op.first_send = 10_us;
   op.end = 510_us;
+  op.done = true;
   j.ops.push_back(op);
   r.jobs.push_back(j);
   JobResult k = j;
@@ -351,6 +352,9 @@ TEST(JobMetrics, AnUnfinishedJobHasNoBandwidthAndOneThatNeverSentNoNegativeJct) 
   EXPECT_TRUE(j["jobs_summary"]["op_time_ps"].is_null());
   EXPECT_TRUE(j["jobs"][1]["first_send_ps"].is_null());
   EXPECT_TRUE(j["jobs"][1]["jct_ps"].is_null());
+  EXPECT_TRUE(j["jobs"][0]["ops"][0]["jct_ps"].is_null());  // the op is not done either
+  EXPECT_TRUE(j["jobs"][0]["ops"][0]["end_ps"].is_null());
+  EXPECT_FALSE(j["jobs"][0]["ops"][0].contains("algbw_GBps"));
   EXPECT_EQ(j["jobs"][0]["first_send_ps"], (10_us).ps());
   EXPECT_TRUE(j["flows"]["fct_p50_ps"].is_null());  // no flow completed
 }

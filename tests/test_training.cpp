@@ -195,7 +195,6 @@ global_batch = 2
                      servers, dp, workload_keys);
 }
 
-// Tensor parallel inside a server goes over the scale-up fabric: no flow crosses the network.
 // The distributed optimizer (REFERENCE.md §8.3): ReduceScatter of each gradient bucket during
 // backward, the optimizer step on the shard once all of a rank's buckets are in, then the
 // AllGather of the updated parameters. Every AllGather depends on the optimizer step of each
@@ -231,6 +230,7 @@ TEST(Training, TheDistributedOptimizerGathersParametersAfterItsStep) {
   EXPECT_EQ(gathers, scatters);
 }
 
+// Tensor parallel inside a server goes over the scale-up fabric: no flow crosses the network.
 TEST(Training, TensorParallelInsideAServerStaysOffTheNetwork) {
   fabsim::Run run(load_scenario_text(servers_of_four(2, 2, ""), "tp.toml"));
   const RunResult r = execute_checked(run);
@@ -343,7 +343,6 @@ TEST(Training, RefusesALayoutThatDoesNotFit) {
       std::exception);
 }
 
-// An expert-parallel rank holds experts / ep whole experts: ep must divide the experts.
 // Megatron splits heads, key-value groups and FFN columns over the TP ranks: tp = 3 with 8
 // heads has no layout (it used to validate and divide the FLOPs by 3); tp = 4 does.
 TEST(Training, RefusesATensorDegreeThatDoesNotDivideTheHeads) {
@@ -359,6 +358,7 @@ TEST(Training, RefusesATensorDegreeThatDoesNotDivideTheHeads) {
   }
 }
 
+// An expert-parallel rank holds experts / ep whole experts: ep must divide the experts.
 TEST(Training, RefusesAnExpertDegreeThatDoesNotDivideTheExperts) {
   const std::string layout = "tp = 1\npp = 1\ndp = 4\nep = 4\nglobal_batch = 4";
   std::string six = small(4, layout, "");

@@ -133,6 +133,7 @@ void JobRunner::finish_op(uint32_t job) {
   Running& r = running_[job];
   const JobSpec& spec = jobs_[job];
   results_[job].ops.back().end = sim_.now();
+  results_[job].ops.back().done = true;
   results_[job].end = sim_.now();
   if (++r.op < static_cast<int>(spec.ops.size())) {
     begin_op(job);

@@ -45,9 +45,10 @@ struct OpResult {
   bool compute = false;
   Collective collective = Collective::kAllReduceRing;
   int64_t bytes = 0;
-  Time start;       // when the op began (previous op done)
-  Time first_send;  // first transfer released (collectives)
-  Time end;         // last byte delivered (or compute gap over)
+  Time start;         // when the op began (previous op done)
+  Time first_send;    // first transfer released (collectives)
+  Time end;           // last byte delivered (or compute gap over)
+  bool done = false;  // end is set
   Time jct() const { return end - (compute ? start : first_send); }
 };
 

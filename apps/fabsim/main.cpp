@@ -267,11 +267,9 @@ int sweep_command(ScenarioConfig cfg, const std::string& out_arg, unsigned threa
   const auto cases = run_sweep(
       cfg, threads, !out.empty(),
       [](const SweepCase& c, size_t done, size_t total) {
-        std::fprintf(stderr,
-                     "[fabsim] case %zu/%zu: %s seed %llu: max JCT "
-                     "%.1f us (%.2f s wall)\n",
+        std::fprintf(stderr, "[fabsim] case %zu/%zu: %s seed %llu: %s %.1f us (%.2f s wall)\n",
                      done, total, case_label(c).c_str(), static_cast<unsigned long long>(c.seed),
-                     c.jobs.max_jct.us_f(), c.wall_seconds);
+                     c.has_jobs() ? "max JCT" : "slowest FCT", c.headline_us(), c.wall_seconds);
       },
       &g_stop);
   for (const auto& w : sweep_warnings(cases))
