@@ -125,7 +125,38 @@ void GraphRunner::on_event(uint32_t tag, uint32_t /*gen*/) {
     case Ev::kDelayDone:
       node_done(p.job, p.node);
       break;
+    case Ev::kScaleUp:
+      scale_up_drained(p.job, p.transfer);
+      break;
   }
+}
+
+// One drain event per server is armed at a time: a change that moves the server's next drain
+// arms a new one and makes the old one stale (generation), as components re-arm their timers.
+void GraphRunner::arm_scale_up(uint32_t server) {
+  if (scale_up_gen_.size() <= server) {
+    scale_up_gen_.resize(server + 1, 0);
+    scale_up_armed_.resize(server + 1, Time::max());
+  }
+  const Time next = scale_up_.next_drain(server);
+  if (next == scale_up_armed_[server]) return;
+  scale_up_armed_[server] = next;
+  ++scale_up_gen_[server];
+  if (next == Time::max()) return;
+  schedule(next, {server, 0, scale_up_gen_[server], Ev::kScaleUp});
+}
+
+void GraphRunner::scale_up_drained(uint32_t server, uint32_t gen) {
+  if (gen != scale_up_gen_[server]) return;
+  scale_up_armed_[server] = Time::max();
+  drained_.clear();
+  scale_up_.drain(server, sim_.now(), &drained_);
+  for (uint64_t cookie : drained_) {
+    const Pending done = scale_up_owner_[cookie];
+    free_scale_up_.push_back(static_cast<uint32_t>(cookie));
+    schedule(sim_.now() + jobs_[done.job].scale_up_latency, done);
+  }
+  arm_scale_up(server);
 }
 
 void GraphRunner::begin_iteration(uint32_t job) {
@@ -168,8 +199,6 @@ void GraphRunner::ready(uint32_t job, uint32_t node) {
   }
   s.plan = expand_collective(g.collective, static_cast<int>(g.group.size()), g.bytes, opt);
   s.remaining = s.plan.size();
-  s.channels = 1;
-  for (const Transfer& t : s.plan) s.channels = std::max<int64_t>(s.channels, t.channel + 1);
   s.waiting.assign(s.plan.size(), 0);
   s.dependents.assign(s.plan.size(), {});
   for (uint32_t t = 0; t < s.plan.size(); ++t) {
@@ -210,11 +239,24 @@ void GraphRunner::release(uint32_t job, uint32_t node, uint32_t transfer) {
   if (spec.scale_up_rate.bps() > 0 && spec.server[src] >= 0 &&
       spec.server[src] == spec.server[dst]) {
     ++stats_[job].scale_up_transfers;
-    // The node's channels share the scale-up link: each gets 1/channels of its rate.
-    const Time d =
-        spec.scale_up_latency +
-        serialization_delay(t.bytes * running_[job].nodes[node].channels, spec.scale_up_rate);
-    schedule(sim_.now() + d, {job, node, transfer, Ev::kTransferDone});
+    const Pending done{job, node, transfer, Ev::kTransferDone};
+    if (t.bytes <= 0) {
+      schedule(sim_.now() + spec.scale_up_latency, done);
+      return;
+    }
+    uint32_t cookie;
+    if (!free_scale_up_.empty()) {
+      cookie = free_scale_up_.back();
+      free_scale_up_.pop_back();
+      scale_up_owner_[cookie] = done;
+    } else {
+      cookie = static_cast<uint32_t>(scale_up_owner_.size());
+      scale_up_owner_.push_back(done);
+    }
+    const auto server = static_cast<uint32_t>(spec.server[src]);
+    scale_up_.add(server, spec.gpus[src], spec.gpus[dst], t.bytes, spec.scale_up_rate, cookie,
+                  sim_.now());
+    arm_scale_up(server);
     return;
   }
   ++stats_[job].network_transfers;

@@ -8,9 +8,10 @@
 //    on have been delivered (plus the job's step latency). Collectives overlap compute and each
 //    other: that is how a data-parallel AllReduce hides behind the backward pass.
 //  - A transfer between two ranks of one server goes over the scale-up fabric (NVLink) when the
-//    job gives it a rate: latency + bytes x channels / rate (a collective's channels share the
-//    link; no contention between collectives) [UNVERIFIED model], never on the scale-out
-//    network.
+//    job gives it a rate, never on the scale-out network: the server's transfers share each
+//    GPU's egress and ingress of that rate max-min fairly (workload/scale_up.h: a ring's c
+//    channels get rate/c each, an AllToAll's 7 peers rate/7, collectives that overlap share),
+//    and a transfer completes the scale-up latency after its last bit leaves.
 //  - A delay node waits its duration on no stream and no link (a trace's fixed delays, e.g. SimAI's
 //    update time after a collective): it neither occupies a rank nor moves bytes.
 //  - `ideal_network`: every transfer completes the moment it is released (infinite bandwidth, no
@@ -28,6 +29,7 @@
 #include "transport/transport.h"
 #include "workload/collective.h"
 #include "workload/job.h"
+#include "workload/scale_up.h"
 
 namespace fabsim {
 
@@ -103,7 +105,6 @@ class GraphRunner : public EventTarget, public FlowObserver {
     std::vector<uint32_t> waiting;  // per transfer: its deps not yet delivered
     std::vector<std::vector<uint32_t>> dependents;
     size_t remaining = 0;  // transfers not delivered
-    int64_t channels = 1;  // channels of the collective's plan
     Time began;
   };
   struct Running {
@@ -116,7 +117,9 @@ class GraphRunner : public EventTarget, public FlowObserver {
     int iteration = 0;
     Time iteration_start;
   };
-  enum class Ev : uint8_t { kBegin, kComputeDone, kRelease, kTransferDone, kDelayDone };
+  // kScaleUp: a server's scale-up fabric may have drained transfers (job = the server,
+  // transfer = the arming generation; an older generation is stale).
+  enum class Ev : uint8_t { kBegin, kComputeDone, kRelease, kTransferDone, kDelayDone, kScaleUp };
   struct Pending {
     uint32_t job;
     uint32_t node;
@@ -136,6 +139,8 @@ class GraphRunner : public EventTarget, public FlowObserver {
   void release(uint32_t job, uint32_t node, uint32_t transfer);
   void transfer_done(uint32_t job, uint32_t node, uint32_t transfer);
   void node_done(uint32_t job, uint32_t node);
+  void scale_up_drained(uint32_t server, uint32_t gen);
+  void arm_scale_up(uint32_t server);
 
   Simulation& sim_;
   FlowTable& flows_;
@@ -147,6 +152,12 @@ class GraphRunner : public EventTarget, public FlowObserver {
   std::vector<Pending> pending_;
   std::vector<uint32_t> free_pending_;
   std::vector<FlowOwner> owner_;  // per flow id (graph flows only)
+  ScaleUpFabric scale_up_;
+  std::vector<Pending> scale_up_owner_;  // per scale-up cookie: its transfer's done event
+  std::vector<uint32_t> free_scale_up_;  // cookies free for reuse
+  std::vector<uint32_t> scale_up_gen_;   // per server: generation of the armed drain event
+  std::vector<Time> scale_up_armed_;     // per server: when that event fires (max: none)
+  std::vector<uint64_t> drained_;        // scratch for ScaleUpFabric::drain
   size_t done_jobs_ = 0;
 };
 

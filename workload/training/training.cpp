@@ -522,11 +522,12 @@ class TrainingKind final : public WorkloadKind {
                    1e12;
     t.efficiency = g.real("efficiency", t.efficiency, 0.001, 1.0,
                           "achieved / peak on the model's GEMMs [UNVERIFIED]");
-    c.scale_up_rate = g.rate("scale_up_rate", Rate::gbps(2400),
-                             "per-direction rate between two GPUs of one server (NVLink; 2400 "
-                             "Gb/s = 300 GB/s, A100) [UNVERIFIED]; 0: every transfer crosses the "
-                             "network",
-                             "no scale-up fabric");
+    c.scale_up_rate =
+        g.rate("scale_up_rate", Rate::gbps(2400),
+               "per-direction rate of each GPU's scale-up ports (NVLink through an NVSwitch; 2400 "
+               "Gb/s = 300 GB/s, A100), shared max-min fairly by the transfers "
+               "that use a port [UNVERIFIED]; 0: every transfer crosses the network",
+               "no scale-up fabric");
     c.scale_up_latency =
         g.time("scale_up_latency", Time::us(2), "latency of a scale-up transfer [UNVERIFIED]");
     g.finish();
