@@ -69,6 +69,11 @@ GraphRunner::GraphRunner(Simulation& sim, FlowTable& flows, Transport& transport
     r.queue.assign(job.gpus.size(), {});
     r.head.assign(job.gpus.size(), 0);
     r.busy.assign(job.gpus.size(), false);
+    uint32_t comms = 0;
+    for (const GraphNode& n : g.nodes) comms = std::max(comms, n.comm + 1);
+    r.comm_queue.assign(comms, {});
+    r.comm_head.assign(comms, 0);
+    r.comm_busy.assign(comms, false);
   }
 }
 
@@ -167,6 +172,9 @@ void GraphRunner::begin_iteration(uint32_t job) {
   r.left = g.nodes.size();
   for (auto& q : r.queue) q.clear();
   std::fill(r.head.begin(), r.head.end(), 0);
+  for (auto& q : r.comm_queue) q.clear();
+  std::fill(r.comm_head.begin(), r.comm_head.end(), 0);
+  std::fill(r.comm_busy.begin(), r.comm_busy.end(), false);
   for (uint32_t n = 0; n < g.nodes.size(); ++n) {
     r.nodes[n].missing = static_cast<uint32_t>(g.nodes[n].deps.size());
   }
@@ -191,6 +199,28 @@ void GraphRunner::ready(uint32_t job, uint32_t node) {
     run_next(job, g.rank);
     return;
   }
+  if (g.comm != 0) {
+    r.comm_queue[g.comm].push_back(node);
+    run_comm(job, g.comm);
+    return;
+  }
+  start_collective(job, node);
+}
+
+// The communicator takes its next ready collective, if none of its collectives runs.
+void GraphRunner::run_comm(uint32_t job, uint32_t comm) {
+  Running& r = running_[job];
+  if (r.comm_busy[comm] || r.comm_head[comm] >= r.comm_queue[comm].size()) return;
+  const uint32_t node = r.comm_queue[comm][r.comm_head[comm]++];
+  r.comm_busy[comm] = true;
+  start_collective(job, node);
+}
+
+void GraphRunner::start_collective(uint32_t job, uint32_t node) {
+  const GraphJob& spec = jobs_[job];
+  const GraphNode& g = spec.graph->nodes[node];
+  NodeState& s = running_[job].nodes[node];
+  s.began = sim_.now();
   CollectiveOptions opt;
   opt.channels = spec.channels;
   if (g.collective == Collective::kSendRecv) {
@@ -304,6 +334,10 @@ void GraphRunner::node_done(uint32_t job, uint32_t node) {
   s.plan.shrink_to_fit();
   s.dependents.clear();
   s.waiting.clear();
+  if (g.kind == GraphNode::Kind::kCollective && g.comm != 0) {
+    r.comm_busy[g.comm] = false;
+    run_comm(job, g.comm);
+  }
   for (uint32_t d : r.dependents[node]) {
     if (--r.nodes[d].missing == 0) ready(job, d);
   }

@@ -12,6 +12,10 @@
 //    GPU's egress and ingress of that rate max-min fairly (workload/scale_up.h: a ring's c
 //    channels get rate/c each, an AllToAll's 7 peers rate/7, collectives that overlap share),
 //    and a transfer completes the scale-up latency after its last bit leaves.
+//  - Collectives that name one communicator (GraphNode::comm) run one at a time, in the order
+//    they become ready: PyTorch's ProcessGroupNCCL puts a process group's collectives on one
+//    NCCL stream, so a data-parallel group's gradient buckets reduce in turn, not at once.
+//    Collectives of different communicators (TP, DP, EP groups) overlap.
 //  - A delay node waits its duration on no stream and no link (a trace's fixed delays, e.g. SimAI's
 //    update time after a collective): it neither occupies a rank nor moves bytes.
 //  - `ideal_network`: every transfer completes the moment it is released (infinite bandwidth, no
@@ -43,6 +47,9 @@ struct GraphNode {
   int64_t bytes = 0;            // collective: nccl-tests' S
   std::vector<uint32_t> deps;   // nodes that finish first
   uint16_t category = 0;        // index into TaskGraph::categories (accounting, reports)
+  /// Collective: its communicator, 0 for none. Collectives with the same nonzero comm run one
+  /// at a time in the order they become ready, as on one NCCL communicator's stream.
+  uint32_t comm = 0;
 };
 
 struct TaskGraph {
@@ -113,6 +120,9 @@ class GraphRunner : public EventTarget, public FlowObserver {
     std::vector<std::vector<uint32_t>> queue;       // per rank: ready compute nodes, FIFO
     std::vector<size_t> head;                       // per rank: next in `queue`
     std::vector<bool> busy;                         // per rank: a compute node runs
+    std::vector<std::vector<uint32_t>> comm_queue;  // per communicator: ready collectives, FIFO
+    std::vector<size_t> comm_head;                  // per communicator: next in `comm_queue`
+    std::vector<bool> comm_busy;                    // per communicator: a collective runs
     size_t left = 0;                                // nodes not done this iteration
     int iteration = 0;
     Time iteration_start;
@@ -136,6 +146,8 @@ class GraphRunner : public EventTarget, public FlowObserver {
   void begin_iteration(uint32_t job);
   void ready(uint32_t job, uint32_t node);
   void run_next(uint32_t job, uint32_t rank);
+  void run_comm(uint32_t job, uint32_t comm);
+  void start_collective(uint32_t job, uint32_t node);
   void release(uint32_t job, uint32_t node, uint32_t transfer);
   void transfer_done(uint32_t job, uint32_t node, uint32_t transfer);
   void node_done(uint32_t job, uint32_t node);

@@ -5,7 +5,8 @@
 
 #include <algorithm>  // max, min, sort
 #include <cmath>      // llround
-#include <map>        // buckets per stage
+#include <map>        // buckets per stage, communicators
+#include <utility>    // pair
 #include <vector>     // frontiers
 
 #include "core/assert.h"
@@ -146,7 +147,21 @@ class Builder {
     n.bytes = bytes;
     n.deps = std::move(deps);
     n.category = cat;
+    n.comm = comm_of(n);
     return g_.add(std::move(n));
+  }
+
+  // Megatron makes one process group per TP, DP, expert-DP and EP group, and PyTorch runs a
+  // group's collectives on one NCCL stream: a communicator per (kind, set of ranks). Pipeline
+  // sends are point-to-point (their own communicators, a forward and a backward send may
+  // overlap): none.
+  uint32_t comm_of(const GraphNode& n) {
+    if (n.collective == Collective::kSendRecv) return 0;
+    std::vector<uint32_t> ranks = n.group;
+    std::sort(ranks.begin(), ranks.end());
+    const auto [it, added] = comms_.try_emplace({n.category, std::move(ranks)},
+                                                static_cast<uint32_t>(comms_.size() + 1));
+    return it->second;
   }
 
   // One compute phase on every TP rank of (dp, stage), each after `in[tp]`, then the TP
@@ -394,9 +409,10 @@ class Builder {
   int layers_per_stage_ = 0;
   std::vector<int64_t> last_;                               // per rank: its last compute node
   std::vector<std::vector<uint32_t>> fwd_send_, bwd_send_;  // [stage x m + j]: sends, per dp x tp
-  std::map<int, Bucket> pending_;                           // per stage
-  std::map<int, Bucket> pending_experts_;                   // per stage: expert gradients
-  std::map<uint32_t, std::vector<uint32_t>> dp_done_;       // per rank: its DP collectives
+  std::map<std::pair<uint16_t, std::vector<uint32_t>>, uint32_t> comms_;  // communicator ids
+  std::map<int, Bucket> pending_;                                         // per stage
+  std::map<int, Bucket> pending_experts_;              // per stage: expert gradients
+  std::map<uint32_t, std::vector<uint32_t>> dp_done_;  // per rank: its DP collectives
   struct Gather {
     std::vector<uint32_t> group;
     int64_t bytes = 0;
