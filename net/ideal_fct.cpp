@@ -16,16 +16,16 @@ Time ideal_fct(const std::vector<const Link*>& path, int64_t bytes, const FrameS
   const int64_t last = std::max(last_payload + shape.header, shape.min_frame);
   size_t slowest = 0;
   for (size_t h = 1; h < path.size(); ++h) {
-    if (path[h]->frame_time(full) > path[slowest]->frame_time(full)) slowest = h;
+    if (path[h]->built_frame_time(full) > path[slowest]->built_frame_time(full)) slowest = h;
   }
   Time t;
   for (size_t h = 0; h < path.size(); ++h) {
     const Link& l = *path[h];
     t += l.config().delay + l.config().extra_delay;
     if (h == slowest) {
-      t += l.frame_time(full) * (packets - 1) + l.frame_time(last);
+      t += l.built_frame_time(full) * (packets - 1) + l.built_frame_time(last);
     } else {
-      t += l.frame_time(full);
+      t += l.built_frame_time(full);
     }
   }
   return t;
@@ -35,7 +35,7 @@ Time control_leg(const std::vector<const Link*>& path, int64_t frame, int64_t mi
   const int64_t bytes = std::max(frame, min_frame);
   Time t;
   for (const Link* l : path)
-    t += l->config().delay + l->config().extra_delay + l->frame_time(bytes);
+    t += l->config().delay + l->config().extra_delay + l->built_frame_time(bytes);
   return t;
 }
 
@@ -81,7 +81,7 @@ void PathFinder::search(uint32_t src) {
       if (it == index_.end() || it->second == src) continue;
       const uint32_t m = it->second;
       const int64_t c = cost_[n] + (l->config().delay + l->config().extra_delay).ps() +
-                        (frame_ > 0 ? l->frame_time(frame_).ps() : 0);
+                        (frame_ > 0 ? l->built_frame_time(frame_).ps() : 0);
       if (via_[m] != nullptr) {
         if (hops_[m] == hops_[n] + 1 && c < cost_[m]) {
           via_[m] = l;

@@ -79,6 +79,14 @@ Link::Impairments& Link::imp() {
   return *imp_;
 }
 
+void Link::set_rate(Rate rate) {
+  FABSIM_ASSERT(rate.bps() > 0);
+  Impairments& i = imp();
+  if (i.built_rate.bps() == 0) i.built_rate = cfg_.rate;
+  cfg_.rate = rate;
+  cached_size_ = {0, 0};
+}
+
 const LossModel& Link::loss() const {
   static const LossModel kNone;
   return imp_ ? imp_->loss : kNone;

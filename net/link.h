@@ -106,11 +106,15 @@ class alignas(64) Link : public EventTarget {
   }
   /// Serialization time of a frame of `frame_bytes` (preamble, gap and security overhead added,
   /// security's capacity factor applied).
-  Time frame_time(int64_t frame_bytes) const {
-    const int64_t wire = frame_bytes + cfg_.framing_bytes + cfg_.overhead_bytes;
-    return cfg_.scale_num == cfg_.scale_den
-               ? serialization_delay(wire, cfg_.rate)
-               : serialization_delay(wire * cfg_.scale_num, Rate(cfg_.rate.bps() * cfg_.scale_den));
+  Time frame_time(int64_t frame_bytes) const { return frame_time_at(frame_bytes, cfg_.rate); }
+  /// frame_time() at the rate the link was built with, before any `degrade` fault: what the
+  /// empty, healthy network's ideal FCT counts (net/ideal_fct.h).
+  Time built_frame_time(int64_t frame_bytes) const {
+    return frame_time_at(frame_bytes, built_rate());
+  }
+  /// The line rate the link was built with (set_rate() changes only the current one).
+  Rate built_rate() const {
+    return imp_ && imp_->built_rate.bps() > 0 ? imp_->built_rate : cfg_.rate;
   }
   /// Serialization time of `p`. The last two sizes are cached: most packets have one of two
   /// (a full data frame and an ACK), and a link carrying both alternates between them.
@@ -146,11 +150,7 @@ class alignas(64) Link : public EventTarget {
   void set_ber(double ber);
   /// Changes the line rate from the next frame on (a frame being serialized keeps its end):
   /// a link that retrained to fewer lanes or a lower speed (the `degrade` fault).
-  void set_rate(Rate rate) {
-    FABSIM_ASSERT(rate.bps() > 0);
-    cfg_.rate = rate;
-    cached_size_ = {0, 0};
-  }
+  void set_rate(Rate rate);
   double ber() const { return cfg_.ber; }
   /// Adds a security layer's cost (docs/SECURITY.md); call before traffic starts.
   void add_security(Time extra_delay, int64_t overhead_bytes, int64_t scale_num,
@@ -243,10 +243,17 @@ class alignas(64) Link : public EventTarget {
     uint64_t burst_lost = 0;
     FaultCounters faults;
     std::vector<double> error_loss;  // frame loss probability by frame size, when ber > 0
+    Rate built_rate{0};              // the rate before the first set_rate (0: never changed)
   };
   std::unique_ptr<Impairments> imp_;
   Packet* held_ = nullptr;  // hold(): in what was the last line's padding
   Impairments& imp();       // allocates the block on first use
+  Time frame_time_at(int64_t frame_bytes, Rate rate) const {
+    const int64_t wire = frame_bytes + cfg_.framing_bytes + cfg_.overhead_bytes;
+    return cfg_.scale_num == cfg_.scale_den
+               ? serialization_delay(wire, rate)
+               : serialization_delay(wire * cfg_.scale_num, Rate(rate.bps() * cfg_.scale_den));
+  }
   void lose(Packet* p, bool fault);
   /// Draws whether the loss model loses a (non-PFC) frame, and steps a Gilbert-Elliott chain.
   bool model_loses();

@@ -89,6 +89,28 @@ TEST(IdealFct, SingleSwitchByHand) {
   EXPECT_EQ(ideal_fct({}, 1000, kShape), Time());
 }
 
+// The ideal is the healthy network's: a `degrade` fault (Link::set_rate) slows the link from
+// then on, but flows that finished before it, or the report at the end of the run, keep the
+// rate the link was built with. Before 2026-11-29 the ideal read the rate at the end of the run.
+TEST(IdealFct, ADegradedLinkKeepsTheHealthyIdeal) {
+  fabsim::Run run(load_scenario_text(single_switch("datagram", 1), "ss.toml"));
+  const auto path = shortest_path(run.network(), 0, 3);
+  ASSERT_EQ(path.size(), 2U);
+  Link* first = nullptr;
+  for (const auto& l : run.network().links()) {
+    if (l.get() == path[0]) first = l.get();
+  }
+  ASSERT_NE(first, nullptr);
+  first->set_rate(Rate::gbps(25));
+  EXPECT_EQ(first->config().rate, Rate::gbps(25));
+  EXPECT_EQ(first->built_rate(), Rate::gbps(100));
+  EXPECT_EQ(first->frame_time(1048), Time::ps(4 * kFull100));  // the traffic sees 25G
+  EXPECT_EQ(ideal_fct(path, 10'000, kShape), Time::ps(2'000'000 + 11 * kFull100));
+  first->set_rate(Rate::gbps(50));  // a second change: still the rate it was built with
+  EXPECT_EQ(first->built_rate(), Rate::gbps(100));
+  EXPECT_EQ(ideal_fct(path, 10'000, kShape), Time::ps(2'000'000 + 11 * kFull100));
+}
+
 TEST(IdealFct, LeafSpineByHand) {
   fabsim::Run run(load_scenario_text(leaf_spine("datagram", 1, 2), "ls.toml"));
   PathFinder paths(run.network());
