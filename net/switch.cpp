@@ -367,13 +367,21 @@ void Switch::inject(Packet* p, uint16_t out) {
 }
 
 // Cuts `p` to its header and sends it on in the control class (no buffer charge, strict
-// priority); the ledger counts the payload as trimmed.
+// priority); the ledger counts the payload as trimmed. A header that finds the control class
+// over the trimmed class's bound is dropped (its payload stays counted as trimmed).
 void Switch::trim(EgressPort& egress, Packet* p) {
   sim_.ledger().trim(*p);
   const uint32_t fabric = (p->flags & kFabricHeader) != 0 ? trimmed_fabric_header_ : 0;
   trim_to_header(*p, trimmed_size_ > 0 ? trimmed_size_ + fabric : 0);
   if (egress.link()->role() == LinkRole::kHostDown) p->flags |= kTrimmedLastHop;
   ++egress.counters().trims;
+  if (trim_header_limit_ > 0 &&
+      egress.queued_bytes(kControlClass) + static_cast<int64_t>(p->size) > trim_header_limit_) {
+    ++egress.counters().drops;
+    ++egress.counters().buffer_drops;
+    sim_.drop(p, DropCause::kBuffer);
+    return;
+  }
   egress.enqueue(p);
 }
 

@@ -325,6 +325,11 @@ void load_network(Section& s, NetworkConfig& n, bool bdp_ecn) {
                                  "each port's rate as it is then (a degraded link trims at a "
                                  "smaller queue, as uet-htsim's failed links)",
                                  "the same for every port");
+  n.trim.header_queue =
+      t.bytes("header_queue", n.trim.header_queue, Bytes(0), kMaxBytes,
+              "control-class bytes a port may hold before a trimmed header arriving is dropped "
+              "(uet-htsim's header queue: 2 x its data queue; the UE spec's drop threshold for "
+              "the trimmed class: one Plane_BDP) (0 = 2 x the threshold)");
   t.finish();
   auto in = s.table("int", "resolution of the in-band telemetry fields switches stamp (HPCC)");
   n.int_units.time =

@@ -210,6 +210,41 @@ TEST(Trim, ATrimmedSizeTruncatesTheHeaderButNeverGrowsIt) {
   f.net.finish();
 }
 
+// The trimmed class has its own bound (network.trim.header_queue; uet-htsim's header queue is
+// 2 x its data queue): with 128 B allowed, of five headers cut while the data class is paused,
+// the first starts on the wire at once, the next two (62 B each) wait in the control class, and
+// the last two find 124 + 62 > 128 and are dropped as buffer drops; the ledger balances.
+TEST(Trim, AHeaderBeyondTheTrimmedClassBoundIsDropped) {
+  Bench t(no_ecn());
+  TrimHook::Config tc;
+  tc.threshold = Bytes(2 * kFrame);
+  t.sw().set_trim_header_limit(128);
+  t.sw().set_admission_hook(0, 1, &t.sw().adopt_hook(std::make_unique<TrimHook>(tc)));
+  t.down().apply_pause(1, 65535);
+  for (uint64_t s = 0; s < 7; ++s) {
+    Packet* p = t.make(1, s);
+    t.sim.ledger().inject(*p);  // as a sender does, so the ledger follows each packet
+    t.inject(p);
+  }
+  EXPECT_EQ(t.down().counters().trims, 5U);
+  EXPECT_EQ(t.down().counters().buffer_drops, 2U);
+  EXPECT_EQ(t.down().counters().drops, 2U);
+  EXPECT_EQ(t.down().queued_packets(kControlClass), 2U);
+  EXPECT_EQ(t.down().queued_bytes(kControlClass), 124);
+  t.sim.run(10_us);
+  ASSERT_EQ(t.sink.arrivals.size(), 3U);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(t.sink.arrivals[i].seq, static_cast<uint64_t>(2 + i));
+  t.down().apply_pause(1, 0);
+  t.sim.run();
+  EXPECT_EQ(t.sink.arrivals.size(), 5U);
+  const ClassLedger all = t.sim.ledger().close(t.sim.pool()).total();
+  EXPECT_EQ(all.dropped[static_cast<int>(DropCause::kBuffer)].packets, 2U);
+  EXPECT_EQ(all.dropped[static_cast<int>(DropCause::kBuffer)].bytes, 0U);  // headers only
+  EXPECT_EQ(all.trimmed_bytes, 5 * uint64_t{kPayload});
+  t.net.finish();
+  EXPECT_EQ(t.sim.pool().live(), 0U);
+}
+
 // A hook that always asks to trim the last queued packet instead of the arrival.
 class TrimTailHook final : public AdmissionHook {
  public:
