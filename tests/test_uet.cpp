@@ -9,13 +9,16 @@
 
 #include <algorithm>  // max
 #include <map>        // NACKed PSNs
+#include <memory>     // the drop hook
 #include <string>     // scenarios
+#include <utility>    // (time, PSN) pairs
 #include <vector>     // expired PSNs
 
 #include "cc/nscc/nscc.h"
 #include "conserved.h"
 #include "core/rng.h"
 #include "helpers.h"
+#include "net/hooks.h"
 #include "net/switch.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
@@ -515,6 +518,135 @@ TEST(Uet, AWindowCutThatStrandsDataAsksForAnAck) {
   const Time line = serialization_delay(15 * (489 * 4208 + 2068), Rate::gbps(100));
   EXPECT_GE(last, line);
   EXPECT_LT(last.ps(), line.ps() + line.ps() / 500);
+}
+
+// The ReqAck tests below place one loss exactly: the first copy of one data packet is dropped
+// at the receiver's leaf port (random loss would need a hunt for a seed that hits the case).
+class DropOnce final : public AdmissionHook {
+ public:
+  DropOnce(uint32_t flow, uint64_t psn) : flow_(flow), psn_(psn) {}
+  Admission on_enqueue(const Packet& p, const EgressPort& /*port*/, bool /*buffer_ok*/) override {
+    if (dropped_ || p.type != PacketType::kData || p.flow != flow_ || p.seq != psn_) {
+      return Admission::kAdmit;
+    }
+    dropped_ = true;
+    return Admission::kDrop;
+  }
+
+ private:
+  uint32_t flow_;
+  uint64_t psn_;
+  bool dropped_ = false;
+};
+
+// An 8:1 incast of 1 MB (hosts 1-8 to host 0, one leaf) under DCQCN's RED, where NSCC's cuts
+// strand data (above), with the coalescing timer off (ack_delay = 0, uet-htsim's receiver:
+// held data waits for more data, an AR or a ReqAck; the timer would ACK it after ack_delay and
+// hide the stranding). PSN `psn` of flow `flow` is lost once; every packet traced.
+RunResult incast_losing(uint32_t flow, uint64_t psn) {
+  fabsim::Run run(load_scenario_text(
+      uet_fabric(32, 4,
+                 "[transport.uet]\nack_delay = \"0s\"\n[workload]\nkind = \"incast\"\nsenders = "
+                 "8\nreceiver = 0\nbytes = \"1MB\"\n[network.ecn]\nkmin = \"5kB\"\nkmax = "
+                 "\"200kB\"\npmax = 0.01\n[output]\ntrace = true\n"),
+      "lose.toml"));
+  Switch& leaf = run.network().sw(run.topology().tors[0]);
+  const uint16_t port = leaf.routes_to(0)[0];
+  DropOnce& drop = leaf.adopt_hook(std::make_unique<DropOnce>(flow, psn));
+  for (uint8_t c = 0; c < kControlClass; ++c) leaf.set_admission_hook(port, c, &drop);
+  RunResult r = execute_checked(run);
+  EXPECT_EQ(r.ledger.total().dropped_total().packets, 1U);  // that packet, nothing else
+  return r;
+}
+
+// One flow's traced events: when each PSN was sent (every copy) and arrived, its timeouts, the
+// times of its ACKs, and the ACKs no arrival drew (with ack_delay = 0 and no trimming, the
+// answers to ReqAcks: an 'a' event at a time with no 'r' event) as (time, CACK).
+struct FlowEvents {
+  std::map<uint64_t, std::vector<Time>> sent;
+  std::map<uint64_t, Time> arrived;
+  std::vector<std::pair<Time, uint64_t>> timeouts;
+  std::vector<Time> acks;
+  std::vector<std::pair<Time, uint64_t>> answers;
+  bool acked_at(Time t) const { return std::find(acks.begin(), acks.end(), t) != acks.end(); }
+};
+FlowEvents flow_events(const RunResult& r, uint32_t flow) {
+  FlowEvents ev;
+  Time last_arrival = Time::max();
+  for (const TraceEvent& e : r.trace) {
+    if (e.flow != flow) continue;
+    if (e.kind == 's') ev.sent[e.seq].push_back(e.time);
+    if (e.kind == 'r') {
+      ev.arrived.emplace(e.seq, e.time);
+      last_arrival = e.time;
+    }
+    if (e.kind == 't') ev.timeouts.emplace_back(e.time, e.seq);
+    if (e.kind == 'a') {
+      ev.acks.push_back(e.time);
+      if (e.time != last_arrival) ev.answers.emplace_back(e.time, e.seq);
+    }
+  }
+  return ev;
+}
+
+// A ReqAck goes again once data was sent after the last one, whatever is still missing below it
+// (commit 75e41ed). Flow 4 (host 5) loses PSN 55 (sent at 138.7 us; it times out at 435.1 us).
+// Before that, ACKs that cut its window strand data three times, and the sender asks each time:
+// ReqAcks with its next PSN, 104, 110 and 124, each answered at once with CACK 55, the loss
+// below them all. After the third the target ACKs PSNs 121-123 as they arrive (382-384 us), so
+// the cut window has room for PSN 55's resend (444.7 us): one timeout, no duplicate, the flow
+// done at 657.3 us. The old gate, "not while una is below the last ReqAck's PSN", held every
+// ReqAck after the first while PSN 55 was lost: 121-123 arrived with no AR, fewer than
+// ack_every bytes, and were held; the resend of 55 waited behind them in the window until they
+// timed out themselves (658.0-658.6 us, 4 timeouts), and the flow ended at 706.3 us.
+TEST(Uet, AReqAckGoesAgainForDataSentSinceTheLastWhileAnEarlierPsnIsLost) {
+  const RunResult r = incast_losing(4, 55);
+  ASSERT_TRUE(r.all_done);
+  ASSERT_EQ(r.flows[4].spec.src, 5U);
+  const FlowEvents ev = flow_events(r, 4);
+  EXPECT_EQ(counter(r, "ack_requests"), 3U);  // all three flow 4's
+  EXPECT_EQ(ev.answers.size(), 3U);
+  for (const auto& [at, cack] : ev.answers) {
+    EXPECT_EQ(cack, 55U) << "answer at " << at.ps() << " ps";  // PSN 55 still missing
+    EXPECT_LT(at, Time::ps(435103040));                        // before its timeout
+  }
+  for (uint64_t psn = 121; psn <= 123; ++psn) {
+    ASSERT_EQ(ev.arrived.count(psn), 1U) << psn;
+    EXPECT_TRUE(ev.acked_at(ev.arrived.at(psn))) << "PSN " << psn << " held";
+  }
+  EXPECT_EQ(ev.timeouts, (std::vector<std::pair<Time, uint64_t>>{{Time::ps(435103040), 55}}));
+  EXPECT_EQ(ev.sent.at(55),
+            (std::vector<Time>{Time::ps(138669440), Time::ps(444695360)}));  // one resend
+  EXPECT_EQ(counter(r, "timeouts"), 1U);
+  EXPECT_EQ(counter(r, "duplicates"), 0U);
+  EXPECT_EQ(r.flows[4].fct().ps(), 657281280);
+}
+
+// check_stranded also runs after a timeout (commit 75e41ed): the timeout cuts NSCC's window by
+// what it resends, so the resend can wait behind packets in flight that arrived but drew no
+// ACK. Flow 2 (host 3) loses PSN 93; it times out at 544.5 us with PSNs 94-96 filling the cut
+// window, arrived and held by the target (no AR, fewer than ack_every bytes). The sender asks
+// with a ReqAck at once, the target answers (546.7 us, CACK 93: 94-96 acknowledged) and the
+// resend goes as the answer arrives (548.7 us): one timeout. Without the check nothing asked:
+// 94-96 timed out in turn (565.1-565.7 us), 93 was resent only then (565.7 us), 4 timeouts.
+TEST(Uet, ATimeoutAsksForAnAckWhenItsResendWaitsBehindHeldData) {
+  const RunResult r = incast_losing(2, 93);
+  ASSERT_TRUE(r.all_done);
+  ASSERT_EQ(r.flows[2].spec.src, 3U);
+  const FlowEvents ev = flow_events(r, 2);
+  const Time expiry = Time::ps(544511040);
+  EXPECT_EQ(ev.timeouts, (std::vector<std::pair<Time, uint64_t>>{{expiry, 93}}));
+  for (uint64_t psn = 94; psn <= 96; ++psn) {
+    ASSERT_EQ(ev.arrived.count(psn), 1U) << psn;
+    EXPECT_LT(ev.arrived.at(psn), expiry) << psn;
+    EXPECT_FALSE(ev.acked_at(ev.arrived.at(psn))) << "PSN " << psn << " was ACKed on arrival";
+  }
+  EXPECT_EQ(ev.answers,
+            (std::vector<std::pair<Time, uint64_t>>{{Time::ps(546704640), 93}}));  // the ReqAck's
+  ASSERT_EQ(ev.sent.at(93).size(), 2U);
+  EXPECT_EQ(ev.sent.at(93)[1].ps(), 548718080);
+  EXPECT_EQ(counter(r, "timeouts"), 1U);
+  EXPECT_EQ(counter(r, "duplicates"), 0U);
 }
 
 // Every timeout, with or without backoff, comes exactly its rto after the PSN's latest send:
@@ -1113,6 +1245,76 @@ TEST(Uet, TheRetryLimitBoundsAnUnansweredClose) {
   EXPECT_EQ(counter(forever, "pdcs"), 1U);
   EXPECT_GT(counter(forever, "pdc_closes"), 60U);  // every 71 us from 113 us to 5 ms
   EXPECT_EQ(forever.failed_senders, 0U);
+}
+
+// A late Close is stale (commit ef37997): a Close whose end is not above the open PDC's highest
+// PSN is one of an earlier PDC (ended by its initiator after retry_limit resends, or closed and
+// answered already), so the target drops it instead of closing the open PDC. Host 0 sends 4,000 B
+// to host 2 (one packet, PSN 0), then 10 MB from 200 us; ROD keeps the data on one entropy, so on
+// one of the two spines, and with oblivious entropies and the linear hash the PDC's next entropy,
+// the first Close's (at 109 us), takes the other spine. Both of leaf 0's uplinks run at 1 Mb/s from
+// 105 to 115 us, which leaves that Close, alone on its uplink, 672 us on the wire (84 B; the rate
+// is back for the next frame). Its resend (an RTO of 71 us later) takes the data's spine, the
+// target closes the PDC and answers, and the 10 MB open a new PDC at 200 us; the first Close
+// (its end PSN 1) reaches the target at 785.4 us, in the middle of them (highest PSN 1,724), and is
+// dropped as stale. The 10 MB finish exactly one control frame's time on the receiver's link later
+// than without the slow uplinks (the stale Close went through it). Taken for the new PDC's
+// Close (before the rule), it closed it: every later packet of the 10 MB (no SYN: the PDC was set
+// up) was stale at the target (1,514 of them), nothing was ACKed and the flow never completed.
+TEST(Uet, ALateCloseOfAnEarlierPdcIsStale) {
+  const std::string flows = R"(
+[transport.uet]
+mode = "rod"
+lb = "oblivious"
+rto = "71us"
+[routing]
+ecmp_hash = "xor"
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 0
+dst = 2
+bytes = 4000
+[[workload.flows]]
+src = 0
+dst = 2
+bytes = "10MB"
+start = "200us"
+)";
+  std::string slow;
+  for (const char* cable : {"leaf0-spine0", "leaf0-spine1"}) {
+    for (const auto& [at, factor] : {std::pair{"105us", "1e-5"}, std::pair{"115us", "1.0"}}) {
+      slow +=
+          fmt::format("[[faults.events]]\nlink = \"{}\"\naction = \"degrade\"\ndirection = \"up\"\n"
+                      "rate_factor = {}\nat = \"{}\"\n",
+                      cable, factor, at);
+    }
+  }
+  const RunResult plain = run_checked(load_scenario_text(uet_fabric(4, 2, flows), "close.toml"));
+  ASSERT_TRUE(plain.all_done);
+  EXPECT_EQ(counter(plain, "pdc_closes"), 1U);
+  EXPECT_EQ(counter(plain, "stale"), 0U);
+  fabsim::Run run(load_scenario_text(uet_fabric(4, 2, flows + slow), "late.toml"));
+  const RunResult r = execute_checked(run);
+  ASSERT_TRUE(r.flows[0].done);
+  EXPECT_TRUE(r.flows[1].done);
+  EXPECT_EQ(counter(r, "pdcs"), 2U);
+  EXPECT_EQ(counter(r, "pdc_closes"), 2U);  // the slow one and its resend
+  EXPECT_EQ(counter(r, "stale"), 1U);       // the slow one, nothing else
+  EXPECT_EQ(counter(r, "timeouts"), 0U);
+  EXPECT_EQ(r.flows[1].fct().ps(),
+            (plain.flows[1].fct() + serialization_delay(84, Rate::gbps(100))).ps());
+  // Leaf 0's uplinks: the data (2,449 packets) and the resent Close on one, the slow Close alone
+  // on the other.
+  std::vector<std::pair<uint64_t, uint64_t>> uplinks;  // (frames, data frames)
+  const uint32_t leaf = run.topology().tors[0];
+  for (uint16_t p = 0; p < run.network().sw(leaf).port_count(); ++p) {
+    if (!run.topology().is_uplink(leaf, p)) continue;
+    const PortCounters& c = run.network().sw(leaf).port(p).counters();
+    uplinks.emplace_back(c.tx_packets, c.tx_data_packets);
+  }
+  std::sort(uplinks.begin(), uplinks.end());
+  EXPECT_EQ(uplinks, (std::vector<std::pair<uint64_t, uint64_t>>{{1, 0}, {2450, 2449}}));
 }
 
 // NSCC on a 2:1 bottleneck: two senders into one receiver through one switch, no trimming,
