@@ -114,8 +114,8 @@ class NoNetwork : public Transport {
   int starts = 0;
 };
 
-// Runs one iteration of `graph` on 4 GPUs of one server; returns its time.
-Time run_in_one_server(const TaskGraph& graph, Time latency) {
+// Runs `iterations` of `graph` on 4 GPUs of one server; returns each iteration's time.
+std::vector<Time> iterations_in_one_server(const TaskGraph& graph, Time latency, int iterations) {
   Simulation sim(1);
   FlowTable flows;
   NoNetwork net;
@@ -126,6 +126,7 @@ Time run_in_one_server(const TaskGraph& graph, Time latency) {
   j.scale_up_rate = kRate;
   j.scale_up_latency = latency;
   j.graph = std::make_shared<TaskGraph>(graph);
+  j.iterations = iterations;
   GraphRunner runner(sim, flows, net, {j});
   flows.set_observer(&runner);
   runner.start();
@@ -133,7 +134,11 @@ Time run_in_one_server(const TaskGraph& graph, Time latency) {
   EXPECT_TRUE(runner.all_done());
   EXPECT_EQ(net.starts, 0);
   EXPECT_EQ(runner.stats().at(0).network_transfers, 0U);
-  return runner.results().at(0).iteration_times.at(0);
+  return runner.results().at(0).iteration_times;
+}
+
+Time run_in_one_server(const TaskGraph& graph, Time latency) {
+  return iterations_in_one_server(graph, latency, 1).at(0);
 }
 
 GraphNode all_to_all(int64_t bytes) {
@@ -166,6 +171,34 @@ TEST(ScaleUp, OverlappingCollectivesShareTheScaleUpPorts) {
   EXPECT_EQ(run_in_one_server(one, Time::us(2)), Time::us(20));
 }
 
+GraphNode send(uint32_t from, uint32_t to, int64_t bytes, std::vector<uint32_t> deps = {}) {
+  GraphNode n;
+  n.kind = GraphNode::Kind::kCollective;
+  n.collective = Collective::kSendRecv;
+  n.group = {from, to};
+  n.bytes = bytes;
+  n.deps = std::move(deps);
+  return n;
+}
+
+// A transfer that arrives later moves the server's next drain earlier, and its end moves it
+// back later: GPU 0 sends 400 kB to GPU 1 (alone: drained at 4 us). At 1 us (after a compute
+// on rank 2) GPU 2 sends 100 kB to GPU 1: GPU 1's ingress gives each C/2, so the small one
+// drains at 3 us (earlier than 4 us) and the first, with 200 kB left, at 5 us (later). Each
+// arrives 2 us after: the iteration ends at 7 us, and the stale drain event armed for 4 us does
+// nothing.
+TEST(ScaleUp, ALaterArrivalMovesTheDrainEarlierAndItsEndMovesItBack) {
+  TaskGraph g;
+  g.add(send(0, 1, 400'000));
+  GraphNode c;
+  c.kind = GraphNode::Kind::kCompute;
+  c.rank = 2;
+  c.duration = Time::us(1);
+  const uint32_t compute = g.add(c);
+  g.add(send(2, 1, 100'000, {compute}));
+  EXPECT_EQ(run_in_one_server(g, Time::us(2)), Time::us(7));
+}
+
 // Collectives on one communicator run in turn, in the order they become ready (one NCCL
 // stream): the second AllToAll starts when the first has arrived (11 us) and ends at 22 us,
 // where two on different communicators share the ports and both end at 20 us.
@@ -176,6 +209,9 @@ TEST(GraphRunner, CollectivesOfOneCommunicatorRunInTurn) {
   g.add(a);
   g.add(a);
   EXPECT_EQ(run_in_one_server(g, Time::us(2)), Time::us(22));
+  // The communicator's queue starts empty again every iteration.
+  EXPECT_EQ(iterations_in_one_server(g, Time::us(2), 3),
+            (std::vector<Time>{Time::us(22), Time::us(22), Time::us(22)}));
   TaskGraph two_comms;
   two_comms.add(a);
   a.comm = 2;
@@ -235,6 +271,20 @@ TEST(Training, EachProcessGroupIsOneCommunicator) {
   // Dense DP groups (one per tp x pp: 4 ranks) and expert-DP groups (d / ep = 2 ranks each).
   EXPECT_EQ(dp_groups, 2 * 2 + 2 * 2 * 2);
   EXPECT_TRUE(several_buckets);
+
+  // With ep = 1 an expert-DP group has the dense DP group's ranks but is its own process
+  // group: the expert buckets do not queue behind the dense ones.
+  c.parallel.ep = 1;
+  const TaskGraph one = build_training_graph(c);
+  std::map<std::vector<uint32_t>, std::set<uint32_t>> comms_of_ranks;
+  for (const GraphNode& n : one.nodes) {
+    if (n.kind != GraphNode::Kind::kCollective || one.categories[n.category] != "dp") continue;
+    std::vector<uint32_t> ranks = n.group;
+    std::sort(ranks.begin(), ranks.end());
+    comms_of_ranks[ranks].insert(n.comm);
+  }
+  ASSERT_EQ(comms_of_ranks.size(), 4U);  // tp x pp DP groups
+  for (const auto& [ranks, comms] : comms_of_ranks) EXPECT_EQ(comms.size(), 2U);
 }
 
 }  // namespace

@@ -46,6 +46,8 @@ std::string TaskGraph::check() const {
       }
     }
     if (g.bytes < 0) return fmt::format("node {} has negative bytes", i);
+    if (g.comm > nodes.size())
+      return fmt::format("node {} names communicator {}, above the node count", i, g.comm);
   }
   return "";
 }
@@ -138,12 +140,11 @@ void GraphRunner::on_event(uint32_t tag, uint32_t /*gen*/) {
 
 // One drain event per server is armed at a time: a change that moves the server's next drain
 // arms a new one and makes the old one stale (generation), as components re-arm their timers.
-void GraphRunner::arm_scale_up(uint32_t server) {
+void GraphRunner::arm_scale_up(uint32_t server, Time next) {
   if (scale_up_gen_.size() <= server) {
     scale_up_gen_.resize(server + 1, 0);
     scale_up_armed_.resize(server + 1, Time::max());
   }
-  const Time next = scale_up_.next_drain(server);
   if (next == scale_up_armed_[server]) return;
   scale_up_armed_[server] = next;
   ++scale_up_gen_[server];
@@ -161,7 +162,7 @@ void GraphRunner::scale_up_drained(uint32_t server, uint32_t gen) {
     free_scale_up_.push_back(static_cast<uint32_t>(cookie));
     schedule(sim_.now() + jobs_[done.job].scale_up_latency, done);
   }
-  arm_scale_up(server);
+  arm_scale_up(server, scale_up_.next_drain(server));
 }
 
 void GraphRunner::begin_iteration(uint32_t job) {
@@ -286,7 +287,9 @@ void GraphRunner::release(uint32_t job, uint32_t node, uint32_t transfer) {
     const auto server = static_cast<uint32_t>(spec.server[src]);
     scale_up_.add(server, spec.gpus[src], spec.gpus[dst], t.bytes, spec.scale_up_rate, cookie,
                   sim_.now());
-    arm_scale_up(server);
+    // The server re-shares once per instant: a drain event now, after this instant's other
+    // releases (scheduled before it), settles every transfer added meanwhile.
+    arm_scale_up(server, sim_.now());
     return;
   }
   ++stats_[job].network_transfers;

@@ -112,7 +112,7 @@ class GraphRunner : public EventTarget, public FlowObserver {
     std::vector<uint32_t> waiting;  // per transfer: its deps not yet delivered
     std::vector<std::vector<uint32_t>> dependents;
     size_t remaining = 0;  // transfers not delivered
-    Time began;
+    Time began;  // compute: start; collective: start (a communicator's queue wait excluded)
   };
   struct Running {
     std::vector<NodeState> nodes;
@@ -152,7 +152,7 @@ class GraphRunner : public EventTarget, public FlowObserver {
   void transfer_done(uint32_t job, uint32_t node, uint32_t transfer);
   void node_done(uint32_t job, uint32_t node);
   void scale_up_drained(uint32_t server, uint32_t gen);
-  void arm_scale_up(uint32_t server);
+  void arm_scale_up(uint32_t server, Time next);
 
   Simulation& sim_;
   FlowTable& flows_;

@@ -27,6 +27,8 @@ void ScaleUpFabric::add(uint32_t id, uint32_t src, uint32_t dst, int64_t bytes, 
                         uint64_t cookie, Time now) {
   FABSIM_ASSERT(bytes > 0 && src != dst && rate.bps() > 0);
   Server& s = server(id);
+  FABSIM_ASSERT(now >= s.since);
+  if (now > s.since) settle(s);  // adds at an earlier instant take their shares from then
   advance(s, now);
   const double capacity = static_cast<double>(rate.bps()) * 1e-12;
   Transfer t;
@@ -36,34 +38,44 @@ void ScaleUpFabric::add(uint32_t id, uint32_t src, uint32_t dst, int64_t bytes, 
   t.bits = static_cast<double>(bytes) * 8;
   t.out = port_of(s, src, true, capacity);
   t.in = port_of(s, dst, false, capacity);
+  t.finish = Time::max();  // no share yet
   s.transfers.push_back(t);
-  share(s, now);
+  s.unshared = true;
 }
 
-Time ScaleUpFabric::next_drain(uint32_t id) const {
+void ScaleUpFabric::settle(Server& s) {
+  if (s.unshared) share(s, s.since);
+}
+
+Time ScaleUpFabric::next_drain(uint32_t id) {
   if (id >= servers_.size()) return Time::max();
+  Server& s = servers_[id];
+  settle(s);
   Time next = Time::max();
-  for (const Transfer& t : servers_[id].transfers) next = std::min(next, t.finish);
+  for (const Transfer& t : s.transfers) next = std::min(next, t.finish);
   return next;
 }
 
 void ScaleUpFabric::drain(uint32_t id, Time now, std::vector<uint64_t>* done) {
   if (id >= servers_.size()) return;
   Server& s = servers_[id];
+  if (now > s.since) settle(s);
   advance(s, now);
   auto gone = std::remove_if(s.transfers.begin(), s.transfers.end(), [&](const Transfer& t) {
     if (t.finish > now) return false;
     done->push_back(t.cookie);
     return true;
   });
-  if (gone == s.transfers.end()) return;
+  if (gone == s.transfers.end() && !s.unshared) return;
   s.transfers.erase(gone, s.transfers.end());
   share(s, now);
 }
 
-const std::vector<ScaleUpFabric::Transfer>& ScaleUpFabric::transfers(uint32_t id) const {
+const std::vector<ScaleUpFabric::Transfer>& ScaleUpFabric::transfers(uint32_t id) {
   static const std::vector<Transfer> kNone;
-  return id < servers_.size() ? servers_[id].transfers : kNone;
+  if (id >= servers_.size()) return kNone;
+  settle(servers_[id]);
+  return servers_[id].transfers;
 }
 
 void ScaleUpFabric::advance(Server& s, Time now) {
@@ -78,15 +90,19 @@ void ScaleUpFabric::advance(Server& s, Time now) {
 // the share of every unassigned transfer through it; their other ports lose that share; repeat.
 // Ties go to the lower port index, so the result does not depend on anything but the inputs.
 void ScaleUpFabric::share(Server& s, Time now) {
+  s.unshared = false;
   const size_t np = s.ports.size();
-  std::vector<double> left(np);
-  std::vector<uint32_t> users(np, 0);
+  std::vector<double>& left = left_;
+  std::vector<uint32_t>& users = users_;
+  std::vector<bool>& fixed = fixed_;
+  left.resize(np);
+  users.assign(np, 0);
   for (size_t p = 0; p < np; ++p) left[p] = s.ports[p].capacity;
   for (const Transfer& t : s.transfers) {
     ++users[t.out];
     ++users[t.in];
   }
-  std::vector<bool> fixed(s.transfers.size(), false);
+  fixed.assign(s.transfers.size(), false);
   size_t unfixed = s.transfers.size();
   while (unfixed > 0) {
     size_t best = np;

@@ -12,7 +12,10 @@
 //
 // A pure class like cc/dcqcn.h: no events, time passed in. The owner (workload/graph.cpp) adds
 // transfers, asks for the next time a transfer drains, and calls drain() then; each server is
-// independent, so a change re-shares only its own transfers.
+// independent, so a change re-shares only its own transfers. Adds are settled together: a
+// collective releases its transfers at one instant, and re-sharing after each of T adds would
+// cost O(T^2) (a 64-channel 8-GPU AllToAll: 3,584 transfers); the owner calls drain() at the
+// instant of the adds, which re-shares once.
 #pragma once
 
 #include <cstdint>  // ids, bytes
@@ -37,16 +40,17 @@ class ScaleUpFabric {
   };
 
   /// Starts a transfer of `bytes` (> 0) from GPU `src` to GPU `dst` (src != dst) of `server`, whose
-  /// GPUs have scale-up ports of `rate` each way; re-shares that server's transfers at `now`.
+  /// GPUs have scale-up ports of `rate` each way, at `now` (not before the server's last add or
+  /// drain). The server is re-shared at `now` when next asked (drain, next_drain, transfers).
   void add(uint32_t server, uint32_t src, uint32_t dst, int64_t bytes, Rate rate, uint64_t cookie,
            Time now);
   /// The earliest time a transfer of `server` drains (Time::max() if it has none).
-  Time next_drain(uint32_t server) const;
+  Time next_drain(uint32_t server);
   /// Removes the transfers of `server` that have drained by `now`, appends their cookies to
   /// `done` in the order they were added, and re-shares the rest.
   void drain(uint32_t server, Time now, std::vector<uint64_t>* done);
   /// Transfers of `server` in flight, in the order they were added (tests, reports).
-  const std::vector<Transfer>& transfers(uint32_t server) const;
+  const std::vector<Transfer>& transfers(uint32_t server);
 
  private:
   struct Port {
@@ -58,13 +62,18 @@ class ScaleUpFabric {
     std::vector<Transfer> transfers;
     std::vector<Port> ports;  // every GPU port a transfer has used, in first-use order
     Time since;               // when `bits` were last brought up to date
+    bool unshared = false;    // transfers were added since the last share
   };
   Server& server(uint32_t id);
   static uint32_t port_of(Server& s, uint32_t gpu, bool egress, double capacity);
   static void advance(Server& s, Time now);
-  static void share(Server& s, Time now);
+  void share(Server& s, Time now);
+  void settle(Server& s);  // shares at `since` if transfers were added
 
   std::vector<Server> servers_;
+  std::vector<double> left_;     // share(): capacity left per port
+  std::vector<uint32_t> users_;  // share(): transfers not yet given a rate, per port
+  std::vector<bool> fixed_;      // share(): per transfer
 };
 
 }  // namespace fabsim

@@ -138,8 +138,10 @@ class Builder {
     return id;
   }
 
+  // `experts`: an expert-data-parallel group's collective (its own process group, even where its
+  // ranks are the dense DP group's, as with ep = 1).
   uint32_t collective(Collective k, std::vector<uint32_t> group, int64_t bytes,
-                      std::vector<uint32_t> deps, uint16_t cat) {
+                      std::vector<uint32_t> deps, uint16_t cat, bool experts = false) {
     GraphNode n;
     n.kind = GraphNode::Kind::kCollective;
     n.collective = k;
@@ -147,19 +149,19 @@ class Builder {
     n.bytes = bytes;
     n.deps = std::move(deps);
     n.category = cat;
-    n.comm = comm_of(n);
+    n.comm = comm_of(n, experts);
     return g_.add(std::move(n));
   }
 
   // Megatron makes one process group per TP, DP, expert-DP and EP group, and PyTorch runs a
-  // group's collectives on one NCCL stream: a communicator per (kind, set of ranks). Pipeline
-  // sends are point-to-point (their own communicators, a forward and a backward send may
-  // overlap): none.
-  uint32_t comm_of(const GraphNode& n) {
+  // group's collectives on one NCCL stream: a communicator per (kind, expert-DP or not, set of
+  // ranks). Pipeline sends are point-to-point (their own communicators, a forward and a
+  // backward send may overlap): none.
+  uint32_t comm_of(const GraphNode& n, bool experts) {
     if (n.collective == Collective::kSendRecv) return 0;
     std::vector<uint32_t> ranks = n.group;
     std::sort(ranks.begin(), ranks.end());
-    const auto [it, added] = comms_.try_emplace({n.category, std::move(ranks)},
+    const auto [it, added] = comms_.try_emplace({{n.category, experts}, std::move(ranks)},
                                                 static_cast<uint32_t>(comms_.size() + 1));
     return it->second;
   }
@@ -341,12 +343,13 @@ class Builder {
     auto& b = (experts ? pending_experts_ : pending_)[s];
     if (b.bytes == 0 || (!final && !c_.dp_overlap)) return;
     for (int tp = 0; tp < t_; ++tp) {
-      for (const auto& members : dp_groups(experts)) reduce_bucket(s, tp, members, b);
+      for (const auto& members : dp_groups(experts)) reduce_bucket(s, tp, members, b, experts);
     }
     b.bytes = 0;
   }
 
-  void reduce_bucket(int s, int tp, const std::vector<int>& members, const Bucket& b) {
+  void reduce_bucket(int s, int tp, const std::vector<int>& members, const Bucket& b,
+                     bool experts) {
     {
       std::vector<uint32_t> group;
       std::vector<uint32_t> deps;
@@ -358,13 +361,13 @@ class Builder {
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
       uint32_t done = 0;
       if (c_.dp_algorithm == DpAlgorithm::kAllReduce) {
-        done = collective(Collective::kAllReduceRing, group, b.bytes, deps, dp_);
+        done = collective(Collective::kAllReduceRing, group, b.bytes, deps, dp_, experts);
       } else {
         // Distributed optimizer (REFERENCE.md §8.3): the gradients are reduced and scattered
         // here, during backward; each rank steps its 1/d shard once all of its buckets are in,
         // and the updated parameters are gathered back after that step (finish()).
-        done = collective(Collective::kReduceScatter, group, b.bytes, deps, dp_);
-        gathers_.push_back({group, b.bytes / c_.grad_bytes * c_.bytes_per_element});
+        done = collective(Collective::kReduceScatter, group, b.bytes, deps, dp_, experts);
+        gathers_.push_back({group, b.bytes / c_.grad_bytes * c_.bytes_per_element, experts});
       }
       for (const int dp : members) dp_done_[rank(tp, dp, s)].push_back(done);
     }
@@ -395,7 +398,7 @@ class Builder {
       }
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-      collective(Collective::kAllGather, g.group, g.bytes, std::move(deps), dp_);
+      collective(Collective::kAllGather, g.group, g.bytes, std::move(deps), dp_, g.experts);
     }
   }
 
@@ -409,13 +412,15 @@ class Builder {
   int layers_per_stage_ = 0;
   std::vector<int64_t> last_;                               // per rank: its last compute node
   std::vector<std::vector<uint32_t>> fwd_send_, bwd_send_;  // [stage x m + j]: sends, per dp x tp
-  std::map<std::pair<uint16_t, std::vector<uint32_t>>, uint32_t> comms_;  // communicator ids
-  std::map<int, Bucket> pending_;                                         // per stage
+  // Communicator ids by (category, expert-DP, sorted ranks).
+  std::map<std::pair<std::pair<uint16_t, bool>, std::vector<uint32_t>>, uint32_t> comms_;
+  std::map<int, Bucket> pending_;                      // per stage
   std::map<int, Bucket> pending_experts_;              // per stage: expert gradients
   std::map<uint32_t, std::vector<uint32_t>> dp_done_;  // per rank: its DP collectives
   struct Gather {
     std::vector<uint32_t> group;
     int64_t bytes = 0;
+    bool experts = false;
   };
   std::vector<Gather> gathers_;  // distributed optimizer: the parameter gathers after the step
 };
