@@ -134,7 +134,10 @@ int64_t Switch::pfc_threshold(uint16_t port) const {
       0, static_cast<int64_t>(static_cast<double>(free_bytes) * ports_[port].alpha));
 }
 
+// A lossless class's bytes beyond its reserve; every byte of a lossy class (the reserve is per
+// lossless class: lossy traffic lives in the shared pool).
 int64_t Switch::shared_of(const PortState& s, uint8_t cls) const {
+  if (!lossless(cls)) return s.buf[cls].ingress;
   return std::max<int64_t>(0, s.buf[cls].ingress - cfg_.buffer.reserve.count());
 }
 
@@ -149,7 +152,10 @@ bool Switch::buffer_admits(uint16_t in, const Packet& p, const EgressPort* out) 
     return !(size + s.buf[p.tclass].hdrm > s.headroom &&
              size + shared_of(s, p.tclass) > pfc_threshold(in));
   }
-  const int64_t free_bytes = cfg_.buffer.size.count() - total_headroom_ - buffer_used_;
+  // The headroom is set apart whole; bytes that lossless classes hold in it are inside it, not
+  // in the rest of the buffer.
+  const int64_t free_bytes =
+      cfg_.buffer.size.count() - total_headroom_ - (buffer_used_ - headroom_used_);
   if (size > free_bytes) return false;
   return out == nullptr || static_cast<double>(out->queued_bytes(p.tclass) + size) <=
                                cfg_.buffer.egress_alpha * static_cast<double>(free_bytes);
@@ -167,10 +173,14 @@ void Switch::charge(uint16_t in, const Packet& p) {
   const int64_t reserve = cfg_.buffer.reserve.count();
   const int64_t after = s.buf[p.tclass].ingress + size;
   buffer_used_ += size;
-  if (after <= reserve) {
+  if (!lossless(p.tclass)) {
     s.buf[p.tclass].ingress = after;
-  } else if (lossless(p.tclass) && after - reserve > pfc_threshold(in)) {
+    shared_used_ += size;
+  } else if (after <= reserve) {
+    s.buf[p.tclass].ingress = after;
+  } else if (after - reserve > pfc_threshold(in)) {
     s.buf[p.tclass].hdrm += size;
+    headroom_used_ += size;
   } else {
     s.buf[p.tclass].ingress = after;
     shared_used_ += std::min(size, after - reserve);
@@ -185,9 +195,11 @@ void Switch::credit(uint16_t in, const Packet& p) {
   const int64_t from_shared = std::min(rest, shared_of(s, p.tclass));
   s.buf[p.tclass].hdrm -= from_hdrm;
   s.buf[p.tclass].ingress -= rest;
+  headroom_used_ -= from_hdrm;
   shared_used_ -= from_shared;
   buffer_used_ -= size;
-  FABSIM_ASSERT(s.buf[p.tclass].ingress >= 0 && shared_used_ >= 0 && buffer_used_ >= 0);
+  FABSIM_ASSERT(s.buf[p.tclass].ingress >= 0 && shared_used_ >= 0 && buffer_used_ >= 0 &&
+                headroom_used_ >= 0);
 }
 
 void Switch::check_xoff(uint16_t in, uint8_t cls) {

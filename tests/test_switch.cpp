@@ -402,6 +402,37 @@ TEST(Ecn, MarkingFrequencyAtKminMidwayKmax) {
   EXPECT_EQ(count(205001), kTrials);
 }
 
+// The buffer is the headroom set apart (2 frames per port here, 3 ports: 6 frames) and the rest
+// (5 frames). Lossless class 3 fills the rest to its XOFF (3 frames) and 2 frames of headroom;
+// lossy class 1 then finds 2 frames of the rest free: the headroom bytes in use are inside the
+// headroom, not in the rest (they were counted in both until 2026-11-29, and the lossy class
+// found no room at all). Lossy bytes take no per-port reserve: the reserve is per lossless class.
+TEST(Headroom, BytesInTheHeadroomDoNotShrinkTheRestOfTheBuffer) {
+  SwitchConfig sw = static_pfc();
+  sw.pfc.headroom = Bytes(2 * kFrame);
+  sw.buffer.size = Bytes(11 * kFrame);
+  sw.buffer.egress_alpha = 100;  // the buffer alone decides
+  ThreeHosts t(sw);
+  EXPECT_EQ(t.sw().total_headroom(), 6 * int64_t{kFrame});
+  t.sw().port(0).apply_pause(3, 65535);
+  t.sw().port(0).apply_pause(1, 65535);
+  for (int k = 0; k < 5; ++k) t.inject(1, 3);
+  EXPECT_EQ(t.sw().ingress_bytes(1, 3), 3 * int64_t{kFrame});
+  EXPECT_EQ(t.sw().headroom_bytes(1, 3), 2 * int64_t{kFrame});
+  for (int k = 0; k < 3; ++k) t.inject(2, 1);
+  EXPECT_EQ(t.sw().ingress_bytes(2, 1), 2 * int64_t{kFrame});
+  EXPECT_EQ(t.sw().port(0).counters().buffer_drops, 1U);
+  EXPECT_EQ(t.sw().buffer_used(), 7 * int64_t{kFrame});
+  // Draining gives every byte back: headroom first, then the shared pool.
+  t.sw().port(0).apply_pause(3, 0);
+  t.sw().port(0).apply_pause(1, 0);
+  t.sim.run();
+  EXPECT_EQ(t.sw().buffer_used(), 0);
+  EXPECT_EQ(t.sink.arrivals.size(), 7U);
+  t.net.finish();
+  EXPECT_EQ(t.sim.pool().live(), 0U);
+}
+
 TEST(Headroom, AutoSizeFromLink) {
   PfcConfig pfc;
   // 2 x BDP (12,500 B at 100G x 1us) + 2 max frames on the wire + one pause frame.
