@@ -306,6 +306,28 @@ TEST(Credit, PacesOneSenderToTheReceiversLink) {
   expect_credit_balanced(t);
 }
 
+// Each receiver's pacer grants at pacer_fraction of its own NIC's rate (until 2026-11-29 every
+// pacer took host 0's): with host 16's NIC at 50 Gb/s the sender is paced to 49.5 Gb/s of
+// frames, half the 100 Gb/s of the previous test.
+TEST(Credit, EachPacerGrantsAtItsOwnHostsRate) {
+  fabsim::Run run(load_scenario_text(one_flow("credit_trace_host = 16", "4MB"), "half.toml"));
+  run.network().host(16).port().link()->set_rate(Rate::gbps(50));
+  const RunResult r = execute_checked(run);
+  ASSERT_TRUE(r.flows[0].done);
+  const auto& t = dynamic_cast<const UetTransport&>(run.transport());
+  const UetTransport::CreditSample* a = nullptr;
+  const UetTransport::CreditSample* b = nullptr;
+  for (const auto& s : t.credit_trace()) {
+    if (a == nullptr && s.at >= Time::us(50)) a = &s;
+    if (s.at <= Time::us(300)) b = &s;
+  }
+  ASSERT_TRUE(a != nullptr && b != nullptr);
+  const double frame_rate =
+      static_cast<double>(b->used - a->used) * 8 / (b->at - a->at).sec_f() / 1e9;
+  EXPECT_NEAR(frame_rate, 49.5, 0.5) << "Gb/s of frames";
+  expect_credit_balanced(t);
+}
+
 // The credit timer bounds the grant rate: one 16 KiB grant per 5 us is 26.2 Gb/s, so a 2 MB
 // flow after its speculative window takes about (2 MB - window) / 26.2 Gb/s.
 TEST(Credit, TheCreditTimerBoundsTheGrantRate) {

@@ -135,7 +135,7 @@ class UetTransport::Pacer : public EventTarget {
     CreditScheduler::Grant g;
     if (!sched_.tick(&g)) return;  // nothing to grant: sleep until new demand
     if (g.quanta > 0) send(g, now);
-    Time pace = t_.time_per_quantum_ * (g.quanta > 0 ? g.quanta : kZeroTickQuanta);
+    Time pace = per_quantum() * (g.quanta > 0 ? g.quanta : kZeroTickQuanta);
     if (feedback_ && feedback_->rate() < 1) {
       pace = Time::ps(std::llround(static_cast<double>(pace.ps()) / feedback_->rate()));
     }
@@ -145,6 +145,18 @@ class UetTransport::Pacer : public EventTarget {
 
  private:
   static constexpr uint32_t kPeriod = 1;  // timer tag of the fabric feedback period
+  // Pacing time of one credit quantum at pacer_fraction of this host's NIC rate as it is now
+  // (a degrade fault on the host's link slows its pacer), recomputed when the rate changes.
+  Time per_quantum() {
+    const int64_t bps = host_.rate().bps();
+    if (bps != rate_bps_) {
+      rate_bps_ = bps;
+      const double paced = static_cast<double>(bps) * t_.cfg_.pacer_fraction;
+      per_quantum_ = Time::ps(
+          static_cast<int64_t>(static_cast<double>(t_.cfg_.credit.quantum) * 8e12 / paced + 0.5));
+    }
+    return per_quantum_;
+  }
   Time next_period() {
     const double f = t_.cfg_.feedback_period_rtts * (0.75 + 0.5 * rng_->uniform());
     return Time::ps(std::llround(static_cast<double>(t_.base_rtt_.ps()) * f));
@@ -177,6 +189,8 @@ class UetTransport::Pacer : public EventTarget {
   Host& host_;
   uint32_t self_;
   CreditScheduler sched_;
+  int64_t rate_bps_ = 0;  // the NIC rate per_quantum_ was computed for
+  Time per_quantum_;
   std::vector<Peer> peers_;
   Timer timer_;
   Time next_;  // the earliest next tick (the pacing time of the last grant)
@@ -1296,9 +1310,6 @@ UetTransport::UetTransport(Network& net, FlowTable& flows, const UetConfig& cfg)
     cfg_.credit.mtu = frame;
     cfg_.credit.spec_window = cfg_.spec_window >= 0 ? cfg_.spec_window : max_window_;
     cfg_.credit.fix_cap = cfg_.fix_cap > 0 ? cfg_.fix_cap : 2 * max_window_ / 3;
-    const double bps = static_cast<double>(line.bps()) * cfg_.pacer_fraction;
-    time_per_quantum_ =
-        Time::ps(static_cast<int64_t>(static_cast<double>(cfg_.credit.quantum) * 8e12 / bps + 0.5));
     pacers_.resize(net.host_count());
     // Fabric feedback: uet-htsim turns it on for credit alone on an oversubscribed fabric.
     const double oversub = tor_oversubscription(net);

@@ -213,7 +213,6 @@ class UetTransport : public Transport {
   PacketType credit_{};       // PDS control: Credit (cumulative pull number in seq)
   PacketType credit_req_{};   // PDS control: Credit Request (pull target in ext)
   PacketType req_ack_{};      // PDS control: ReqAck (the sender asks for an ACK)
-  Time time_per_quantum_;     // the pacers' time per credit quantum
   bool feedback_on_ = false;  // the pacers run fabric feedback (fabric_feedback resolved)
   std::vector<std::unique_ptr<Pacer>> pacers_;  // by receiving host, built on first use
   std::vector<int64_t> nic_credit_;  // by host: credit held over its PDCs (seed 001 scope)
