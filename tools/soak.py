@@ -174,7 +174,8 @@ def network(rng, sc):
                         last_hop_factor=pick(rng, 1.0, 1.5), on_overflow=rng.random() < 0.7,
                         count_on_wire=rng.random() < 0.5, random_victim=rng.random() < 0.5,
                         reference_rate=pick(rng, "25Gbps", "100Gbps"),
-                        size=pick(rng, 0, "64B", "80B"))
+                        size=pick(rng, 0, "64B", "80B"),
+                        header_queue=pick(rng, 0, "512B", "64KiB"))
     if rng.random() < 0.1:
         net["int"] = {"time_unit": pick(rng, 0, "1ns"), "bytes_unit": pick(rng, 0, "128B"),
                       "qlen_unit": pick(rng, 0, "80B")}
