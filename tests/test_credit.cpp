@@ -281,6 +281,19 @@ void expect_credit_balanced(const UetTransport& t) {
   EXPECT_EQ(l.spec + l.received, l.used + l.clipped + l.zeroed_spec + l.expired + l.remaining);
 }
 
+// Gb/s of frame bytes sent against credit between 50 us and 300 us of the traced host (the
+// speculative window is gone by then); 0 if the trace does not span them.
+double paced_rate(const UetTransport& t) {
+  const UetTransport::CreditSample* a = nullptr;
+  const UetTransport::CreditSample* b = nullptr;
+  for (const auto& s : t.credit_trace()) {
+    if (a == nullptr && s.at >= Time::us(50)) a = &s;
+    if (s.at <= Time::us(300)) b = &s;
+  }
+  if (a == nullptr || b == nullptr || b->at <= a->at) return 0;
+  return static_cast<double>(b->used - a->used) * 8 / (b->at - a->at).sec_f() / 1e9;
+}
+
 // One sender, one receiver: after the speculative window the sender sends at the pacer's
 // rate, 0.99 of the link in frame bytes; with preamble and gap on the wire that is within 1 %
 // of the receiver's link rate.
@@ -289,17 +302,7 @@ TEST(Credit, PacesOneSenderToTheReceiversLink) {
   const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.flows[0].done);
   const auto& t = dynamic_cast<const UetTransport&>(run.transport());
-  const auto& trace = t.credit_trace();
-  // Frame bytes sent against credit between 50 us and 300 us (the speculative window is gone).
-  const UetTransport::CreditSample* a = nullptr;
-  const UetTransport::CreditSample* b = nullptr;
-  for (const auto& s : trace) {
-    if (a == nullptr && s.at >= Time::us(50)) a = &s;
-    if (s.at <= Time::us(300)) b = &s;
-  }
-  ASSERT_TRUE(a != nullptr && b != nullptr);
-  const double frame_rate =
-      static_cast<double>(b->used - a->used) * 8 / (b->at - a->at).sec_f() / 1e9;
+  const double frame_rate = paced_rate(t);
   EXPECT_NEAR(frame_rate, 99.0, 0.5) << "Gb/s of frames";
   const double wire_rate = frame_rate * (4'188.0 + 20) / 4'188.0;  // + preamble and gap
   EXPECT_NEAR(wire_rate, 100.0, 1.0) << "Gb/s on the wire";
@@ -315,16 +318,7 @@ TEST(Credit, EachPacerGrantsAtItsOwnHostsRate) {
   const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.flows[0].done);
   const auto& t = dynamic_cast<const UetTransport&>(run.transport());
-  const UetTransport::CreditSample* a = nullptr;
-  const UetTransport::CreditSample* b = nullptr;
-  for (const auto& s : t.credit_trace()) {
-    if (a == nullptr && s.at >= Time::us(50)) a = &s;
-    if (s.at <= Time::us(300)) b = &s;
-  }
-  ASSERT_TRUE(a != nullptr && b != nullptr);
-  const double frame_rate =
-      static_cast<double>(b->used - a->used) * 8 / (b->at - a->at).sec_f() / 1e9;
-  EXPECT_NEAR(frame_rate, 49.5, 0.5) << "Gb/s of frames";
+  EXPECT_NEAR(paced_rate(t), 49.5, 0.5) << "Gb/s of frames";
   expect_credit_balanced(t);
 }
 

@@ -4,20 +4,14 @@
 // (GraphNode::comm) that run their collectives in turn.
 #include <gtest/gtest.h>
 
-#include <algorithm>  // sort
-#include <map>        // communicators
-#include <memory>     // shared graph
-#include <set>        // groups per communicator
-#include <string>     // categories
-#include <utility>    // pair
-#include <vector>     // cookies
+#include <memory>  // shared graph
+#include <vector>  // cookies
 
 #include "core/simulation.h"
 #include "transport/flow.h"
 #include "transport/transport.h"
 #include "workload/graph.h"
 #include "workload/scale_up.h"
-#include "workload/training/training.h"
 
 namespace fabsim {
 namespace {
@@ -217,74 +211,6 @@ TEST(GraphRunner, CollectivesOfOneCommunicatorRunInTurn) {
   a.comm = 2;
   two_comms.add(a);
   EXPECT_EQ(run_in_one_server(two_comms, Time::us(2)), Time::us(20));
-}
-
-// The training graph gives each process group one communicator: every DP bucket of a rank set
-// shares one, TP and DP groups differ, the expert-DP group differs from the dense DP group,
-// and pipeline sends have none.
-TEST(Training, EachProcessGroupIsOneCommunicator) {
-  TrainingConfig c;
-  c.model.layers = 4;
-  c.model.hidden = 1024;
-  c.model.heads = 8;
-  c.model.kv_heads = 8;
-  c.model.ffn = 4096;
-  c.model.vocab = 0;
-  c.model.seq = 512;
-  c.model.experts = 4;
-  c.model.top_k = 2;
-  c.parallel.tp = 2;
-  c.parallel.pp = 2;
-  c.parallel.dp = 4;
-  c.parallel.ep = 2;
-  c.parallel.global_batch = 8;
-  c.bucket_bytes = 1'000'000;  // several buckets per stage
-  const TaskGraph g = build_training_graph(c);
-  std::map<uint32_t, std::set<std::pair<std::string, std::vector<uint32_t>>>> by_comm;
-  std::map<uint32_t, int> uses;
-  int sends = 0;
-  for (const GraphNode& n : g.nodes) {
-    if (n.kind != GraphNode::Kind::kCollective) continue;
-    if (n.collective == Collective::kSendRecv) {
-      EXPECT_EQ(n.comm, 0U);
-      ++sends;
-      continue;
-    }
-    ASSERT_NE(n.comm, 0U);
-    std::vector<uint32_t> ranks = n.group;
-    std::sort(ranks.begin(), ranks.end());
-    by_comm[n.comm].insert({g.categories[n.category], ranks});
-    ++uses[n.comm];
-  }
-  EXPECT_GT(sends, 0);
-  std::set<std::pair<std::string, std::vector<uint32_t>>> seen;
-  int dp_groups = 0;
-  bool several_buckets = false;
-  for (const auto& [comm, groups] : by_comm) {
-    EXPECT_EQ(groups.size(), 1U) << "communicator " << comm << " mixes groups";
-    EXPECT_TRUE(seen.insert(*groups.begin()).second) << "two communicators for one group";
-    if (groups.begin()->first == "dp") {
-      ++dp_groups;
-      several_buckets = several_buckets || uses[comm] > 1;
-    }
-  }
-  // Dense DP groups (one per tp x pp: 4 ranks) and expert-DP groups (d / ep = 2 ranks each).
-  EXPECT_EQ(dp_groups, 2 * 2 + 2 * 2 * 2);
-  EXPECT_TRUE(several_buckets);
-
-  // With ep = 1 an expert-DP group has the dense DP group's ranks but is its own process
-  // group: the expert buckets do not queue behind the dense ones.
-  c.parallel.ep = 1;
-  const TaskGraph one = build_training_graph(c);
-  std::map<std::vector<uint32_t>, std::set<uint32_t>> comms_of_ranks;
-  for (const GraphNode& n : one.nodes) {
-    if (n.kind != GraphNode::Kind::kCollective || one.categories[n.category] != "dp") continue;
-    std::vector<uint32_t> ranks = n.group;
-    std::sort(ranks.begin(), ranks.end());
-    comms_of_ranks[ranks].insert(n.comm);
-  }
-  ASSERT_EQ(comms_of_ranks.size(), 4U);  // tp x pp DP groups
-  for (const auto& [ranks, comms] : comms_of_ranks) EXPECT_EQ(comms.size(), 2U);
 }
 
 }  // namespace
