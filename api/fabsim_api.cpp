@@ -215,16 +215,7 @@ void Backend::schedule(Time delay, Callback handler) {
   if (delay < Time()) {
     throw ApiError(fmt::format("schedule: a delay of at least 0, got {} ps", delay.ps()));
   }
-  uint32_t slot;
-  if (!free_timers_.empty()) {
-    slot = free_timers_.back();
-    free_timers_.pop_back();
-    timers_[slot] = handler;
-  } else {
-    slot = static_cast<uint32_t>(timers_.size());
-    timers_.push_back(handler);
-  }
-  run_->sim().schedule(now() + delay, this, slot, kTimer);
+  run_->sim().schedule(now() + delay, this, timers_.put(handler), kTimer);
 }
 
 Time Backend::now() const {
@@ -241,8 +232,7 @@ void Backend::on_event(uint32_t tag, uint32_t kind) {
       start_flow(tag);
       return;
     case kTimer: {
-      const Callback handler = timers_[tag];
-      free_timers_.push_back(tag);  // free before the call: the handler may schedule again
+      const Callback handler = timers_.take(tag);  // freed first: the handler may schedule again
       handler();
       return;
     }

@@ -30,6 +30,7 @@
 #include <vector>     // jobs, messages
 
 #include "core/scheduler.h"
+#include "core/slots.h"
 #include "core/units.h"
 #include "net/topology.h"
 #include "report/results.h"
@@ -241,8 +242,7 @@ class Backend final : private FlowObserver, private EventTarget {
   std::vector<MessageRecord> messages_;
   std::vector<MessageId> flow_message_;  // per flow id: its message
   std::map<ChannelKey, Channel> channels_;
-  std::vector<Callback> timers_;  // pending timers by slot
-  std::vector<uint32_t> free_timers_;
+  Slots<Callback> timers_;  // pending timers by slot
   size_t unmatched_recvs_ = 0;
   size_t unclaimed_ = 0;
   size_t jobs_finished_ = 0;  // jobs whose every rank has finished

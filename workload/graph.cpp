@@ -80,16 +80,7 @@ GraphRunner::GraphRunner(Simulation& sim, FlowTable& flows, Transport& transport
 }
 
 void GraphRunner::schedule(Time at, const Pending& p) {
-  uint32_t slot;
-  if (!free_pending_.empty()) {
-    slot = free_pending_.back();
-    free_pending_.pop_back();
-    pending_[slot] = p;
-  } else {
-    slot = static_cast<uint32_t>(pending_.size());
-    pending_.push_back(p);
-  }
-  sim_.schedule(at, this, slot);
+  sim_.schedule(at, this, pending_.put(p));
 }
 
 void GraphRunner::start() {
@@ -110,8 +101,7 @@ void GraphRunner::start() {
 }
 
 void GraphRunner::on_event(uint32_t tag, uint32_t /*gen*/) {
-  const Pending p = pending_[tag];
-  free_pending_.push_back(tag);
+  const Pending p = pending_.take(tag);
   switch (p.ev) {
     case Ev::kBegin:
       begin_iteration(p.job);
@@ -158,8 +148,7 @@ void GraphRunner::scale_up_drained(uint32_t server, uint32_t gen) {
   drained_.clear();
   scale_up_.drain(server, sim_.now(), &drained_);
   for (uint64_t cookie : drained_) {
-    const Pending done = scale_up_owner_[cookie];
-    free_scale_up_.push_back(static_cast<uint32_t>(cookie));
+    const Pending done = scale_up_owner_.take(static_cast<uint32_t>(cookie));
     schedule(sim_.now() + jobs_[done.job].scale_up_latency, done);
   }
   arm_scale_up(server, scale_up_.next_drain(server));
@@ -275,15 +264,7 @@ void GraphRunner::release(uint32_t job, uint32_t node, uint32_t transfer) {
       schedule(sim_.now() + spec.scale_up_latency, done);
       return;
     }
-    uint32_t cookie;
-    if (!free_scale_up_.empty()) {
-      cookie = free_scale_up_.back();
-      free_scale_up_.pop_back();
-      scale_up_owner_[cookie] = done;
-    } else {
-      cookie = static_cast<uint32_t>(scale_up_owner_.size());
-      scale_up_owner_.push_back(done);
-    }
+    const uint32_t cookie = scale_up_owner_.put(done);
     const auto server = static_cast<uint32_t>(spec.server[src]);
     scale_up_.add(server, spec.gpus[src], spec.gpus[dst], t.bytes, spec.scale_up_rate, cookie,
                   sim_.now());

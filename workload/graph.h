@@ -29,6 +29,7 @@
 #include <vector>   // nodes
 
 #include "core/simulation.h"
+#include "core/slots.h"
 #include "transport/flow.h"
 #include "transport/transport.h"
 #include "workload/collective.h"
@@ -161,15 +162,13 @@ class GraphRunner : public EventTarget, public FlowObserver {
   std::vector<JobResult> results_;
   std::vector<GraphStats> stats_;
   std::vector<Running> running_;
-  std::vector<Pending> pending_;
-  std::vector<uint32_t> free_pending_;
+  Slots<Pending> pending_;        // by event tag
   std::vector<FlowOwner> owner_;  // per flow id (graph flows only)
   ScaleUpFabric scale_up_;
-  std::vector<Pending> scale_up_owner_;  // per scale-up cookie: its transfer's done event
-  std::vector<uint32_t> free_scale_up_;  // cookies free for reuse
-  std::vector<uint32_t> scale_up_gen_;   // per server: generation of the armed drain event
-  std::vector<Time> scale_up_armed_;     // per server: when that event fires (max: none)
-  std::vector<uint64_t> drained_;        // scratch for ScaleUpFabric::drain
+  Slots<Pending> scale_up_owner_;       // per scale-up cookie: its transfer's done event
+  std::vector<uint32_t> scale_up_gen_;  // per server: generation of the armed drain event
+  std::vector<Time> scale_up_armed_;    // per server: when that event fires (max: none)
+  std::vector<uint64_t> drained_;       // scratch for ScaleUpFabric::drain
   size_t done_jobs_ = 0;
 };
 
