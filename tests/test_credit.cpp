@@ -584,6 +584,51 @@ TEST(Credit, UnderHeavyLossNoSenderWaitsForAGrantThatWasLost) {
   EXPECT_GT(repeats, 0U);
 }
 
+// A starved sender whose demand the receiver never heard asks for it when its watch finds no
+// grant. A timeout under an rto shorter than the round trip queues resends after the last target
+// was granted in full, or after packets that carried seed 001's flag instead of a target (the
+// NIC's credit, held by its other PDCs, is above the cap); the timeout's own request is held
+// back when one went less than a round trip before. The watch then saw no request unanswered
+// and no grant owed, and took the demand for met: sender and receiver waited on each other with
+// nothing scheduled (soak seed 82, no. 1386: 3 flows still at 2,300 us). Three ROD flows from
+// one NIC, rto 5 us, 30 % loss: without the request 3 of these 16 seeds go still (7, 13, 16).
+TEST(Credit, AStarvedSenderTellsDemandTheReceiverNeverHeard) {
+  const std::string toml = credit_fabric(32, R"(
+[transport.uet]
+receiver_credit = true
+credit_waste_fix = true
+mode = "rod"
+rto = "5us"
+pdc_close = false
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 0
+dst = 16
+bytes = "64kB"
+[[workload.flows]]
+src = 0
+dst = 17
+bytes = "64kB"
+[[workload.flows]]
+src = 0
+dst = 18
+bytes = "64kB"
+)");
+  for (int seed = 1; seed <= 16; ++seed) {
+    fabsim::Run run(load_scenario_text(
+        toml, "unheard.toml",
+        {"network.loss_probability=0.3", fmt::format("simulation.seed={}", seed)}));
+    const RunResult r = execute_checked(run);
+    EXPECT_EQ(r.stalled_at, Time::max()) << "seed " << seed;
+    for (const auto& f : r.flows) EXPECT_TRUE(f.done) << "seed " << seed;
+    const auto& t = dynamic_cast<const UetTransport&>(run.transport());
+    EXPECT_EQ(t.stats().failed_pdcs, 0U) << "seed " << seed;
+    const CreditLedger l = t.credit_total();
+    EXPECT_EQ(l.spec + l.received, l.used + l.clipped + l.zeroed_spec + l.expired + l.remaining);
+  }
+}
+
 // ---- fabric feedback on the pacer rate --------------------------------------------------------
 
 // Every step of the rule (credit.h), to the exact value, with the default constants.

@@ -739,15 +739,18 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     const bool data = sb_.has_retransmit() || sb_.nxt() < psn_end_;
     return state_ == State::kOpen && !credit_->can_send() && data && sb_.in_flight_bytes() == 0;
   }
-  void check_starved(Time now, bool timer = false) {
-    if (!starved()) return;
+  // The receiver has not heard the demand: the last packets carried the flag instead of a
+  // target, or the demand grew past the last target sent and that one was granted in full.
+  // Else the receiver still owes grants up to the last target it heard: they will come.
+  bool unheard() const {
     const int64_t cwnd = cc_window_ == kUnlimitedWindow ? -1 : cc_window_.count();
     const uint64_t target =
         credit_->pull_target(backlog_, sb_.queued_bytes(), cwnd, t_.sending_pdcs_[src_]);
-    // The receiver still owes grants up to the last target it heard: they will come.
-    const bool unheard =
-        advertised_flag_ || (target > advertised_ && credit_->pull() >= advertised_);
-    const bool ask = unheard || (timer && awaiting_grant_);
+    return advertised_flag_ || (target > advertised_ && credit_->pull() >= advertised_);
+  }
+  void check_starved(Time now, bool timer = false) {
+    if (!starved()) return;
+    const bool ask = unheard() || (timer && awaiting_grant_);
     if (ask && (timer || !starved_timer_.armed())) {
       request_credit(now);
       starved_timer_.arm(sim_.scheduler(), this, kStarved, now + t_.rto_);
@@ -775,6 +778,13 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
       if (retry_round(now, /*credit_round=*/true)) return;  // a whole rto without a grant
       ++t_.counters_.credit_reasks;
       request_credit(now, /*reask=*/true);
+      watch(now);
+    } else if (unheard()) {
+      // Demand the receiver never heard: a timeout queued resends after the last target was
+      // granted in full, or the packets that carried it were flagged (seed 001), and the
+      // timeout's own request was held back (at most one per round trip; rto can be shorter).
+      // No data packet can tell it, so a request does (it is then awaited, and re-asked).
+      request_credit(now);
       watch(now);
     }
     // Else the demand was met in full and the receiver's lists serve the sender: nothing to
