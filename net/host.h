@@ -113,6 +113,11 @@ class Host : public Node, public EventTarget {
   EgressPort& port() { return *port_; }
   const EgressPort& port() const { return *port_; }
   Rate rate() const { return port_->link()->config().rate; }
+  /// The link that brings this host its traffic (the ToR's port towards it), once connected.
+  void set_inbound(Link* in) { inbound_ = in; }
+  Link* inbound() const { return inbound_; }
+  /// The rate traffic arrives at, as it is now (the sending rate if not connected).
+  Rate inbound_rate() const { return inbound_ != nullptr ? inbound_->config().rate : rate(); }
   const HostCounters& counters() const { return counters_; }
   size_t active_sources() const { return active_count_; }
 
@@ -126,6 +131,7 @@ class Host : public Node, public EventTarget {
   std::string name_;
   const EndpointTable& endpoints_;
   ArenaPtr<EgressPort> port_;  // in the simulation's arena (line-aligned)
+  Link* inbound_ = nullptr;    // set_inbound
   TxSource* head_ = nullptr;   // a member of the active ring, where it starts (null: empty)
   // The source served last (or the one before it, if it left; with fifo_, the newest arrival
   // behind it, which takes its place at the back): the next turn is the one after it.

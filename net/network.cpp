@@ -23,7 +23,9 @@ Link* Network::make_link(const Link::Config& cfg, Node* dst, uint16_t dst_port, 
 uint16_t Network::connect(Host& h, Switch& s, const Link::Config& cfg) {
   const auto sp = static_cast<uint16_t>(s.port_count());
   h.attach(make_link(cfg, &s, sp, LinkRole::kHostUp));
-  return s.add_port(make_link(cfg, &h, 0, LinkRole::kHostDown));
+  Link* down = make_link(cfg, &h, 0, LinkRole::kHostDown);
+  h.set_inbound(down);
+  return s.add_port(down);
 }
 
 std::pair<uint16_t, uint16_t> Network::connect(Switch& a, Switch& b, const Link::Config& cfg) {

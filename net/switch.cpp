@@ -354,17 +354,17 @@ void Switch::inject(Packet* p, uint16_t out) {
         sim_.drop(p, DropCause::kAdmission);
         return;
       case Admission::kTrim:
-        trim(egress, p);
+        trim(egress, p, h->trimmed_bound(egress));
         return;
       case Admission::kTrimTail:
         if (Packet* tail = egress.take_trimmable_tail(p->tclass)) {
           credit(tail->in_port, *tail);  // it leaves the buffer as if sent
           if (lossless(tail->tclass)) check_xon(tail->in_port, tail->tclass);
-          trim(egress, tail);
+          trim(egress, tail, h->trimmed_bound(egress));
           room = buffer_admits(in, *p, &egress);
           break;
         }
-        trim(egress, p);
+        trim(egress, p, h->trimmed_bound(egress));
         return;
     }
   }
@@ -381,14 +381,13 @@ void Switch::inject(Packet* p, uint16_t out) {
 // Cuts `p` to its header and sends it on in the control class (no buffer charge, strict
 // priority); the ledger counts the payload as trimmed. A header that finds the control class
 // over the trimmed class's bound is dropped (its payload stays counted as trimmed).
-void Switch::trim(EgressPort& egress, Packet* p) {
+void Switch::trim(EgressPort& egress, Packet* p, int64_t bound) {
   sim_.ledger().trim(*p);
   const uint32_t fabric = (p->flags & kFabricHeader) != 0 ? trimmed_fabric_header_ : 0;
   trim_to_header(*p, trimmed_size_ > 0 ? trimmed_size_ + fabric : 0);
   if (egress.link()->role() == LinkRole::kHostDown) p->flags |= kTrimmedLastHop;
   ++egress.counters().trims;
-  if (trim_header_limit_ > 0 &&
-      egress.queued_bytes(kControlClass) + static_cast<int64_t>(p->size) > trim_header_limit_) {
+  if (bound > 0 && egress.queued_bytes(kControlClass) + static_cast<int64_t>(p->size) > bound) {
     ++egress.counters().drops;
     ++egress.counters().buffer_drops;
     sim_.drop(p, DropCause::kBuffer);

@@ -77,10 +77,6 @@ class Switch : public Node, public EventTarget {
     trimmed_fabric_header_ = fabric_header;
   }
   uint32_t trimmed_size() const { return trimmed_size_; }
-  /// Control-class bytes a port may hold before a trimmed header that arrives is dropped (as a
-  /// buffer drop): the trimmed class's own bound, as uet-htsim's header queue (2 x its data
-  /// queue). 0, the default, is no bound.
-  void set_trim_header_limit(int64_t bytes) { trim_header_limit_ = bytes; }
   /// Port `port` marks no ECN (removes the switch's RED hook from its data classes; call
   /// before other dequeue hooks are added).
   void disable_ecn(uint16_t port);
@@ -176,7 +172,7 @@ class Switch : public Node, public EventTarget {
   void accept(uint16_t in, const Packet& p);
   void charge(uint16_t in, const Packet& p);
   void credit(uint16_t in, const Packet& p);
-  void trim(EgressPort& egress, Packet* p);
+  void trim(EgressPort& egress, Packet* p, int64_t bound);  // bound: the hook's trimmed_bound
   void check_xoff(uint16_t in, uint8_t cls);
   void check_xon(uint16_t in, uint8_t cls);
   void send_pfc(uint16_t port, uint8_t cls, uint16_t quanta);
@@ -201,7 +197,6 @@ class Switch : public Node, public EventTarget {
   bool stamping_hooks_ = false;         // add_dequeue_hook() was called: a hook may write the block
   uint32_t trimmed_size_ = 0;           // frame bytes a trimmed packet keeps (0 = its headers)
   uint32_t trimmed_fabric_header_ = 0;  // and a fabric header's bytes beyond them
-  int64_t trim_header_limit_ = 0;       // control-class bytes beyond which a header drops
   std::string name_;
   std::unique_ptr<PathSelector> selector_;
   std::vector<std::unique_ptr<SwitchExtension>> extensions_;

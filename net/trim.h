@@ -30,6 +30,9 @@ class TrimHook final : public AdmissionHook {
     /// > 0: `threshold` is for a port of this rate; a port's is threshold x its rate / this,
     /// with the rate it has when the packet arrives (a `degrade` fault lowers it).
     Rate reference_rate;
+    /// Control-class bytes beyond which a trimmed header is dropped (0 = 2 x this port's
+    /// threshold: uet-htsim's header queue is twice its data queue).
+    Bytes header_queue;
   };
   TrimHook(const Config& cfg, Rng rng) : cfg_(cfg), rng_(rng) {}
   explicit TrimHook(const Config& cfg) : cfg_(cfg), rng_(0, 0) {}
@@ -38,6 +41,9 @@ class TrimHook final : public AdmissionHook {
   Admission on_enqueue(const Packet& p, const EgressPort& port, bool buffer_ok) override;
   /// The threshold at `port` now.
   int64_t threshold(const EgressPort& port) const;
+  int64_t trimmed_bound(const EgressPort& port) const override {
+    return cfg_.header_queue.count() > 0 ? cfg_.header_queue.count() : 2 * threshold(port);
+  }
 
  private:
   Config cfg_;

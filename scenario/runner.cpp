@@ -143,10 +143,8 @@ void Run::install_trim() {
     Switch& sw = net_.sw(i);
     sw.set_trimmed_size(static_cast<uint32_t>(t.size.count()),
                         static_cast<uint32_t>(fabric_ ? fabric_->header_bytes() : 0));
-    sw.set_trim_header_limit(t.header_queue > Bytes() ? t.header_queue.count()
-                                                      : 2 * threshold.count());
-    TrimHook::Config fabric{threshold, t.on_overflow, t.count_on_wire, t.random_victim,
-                            t.reference_rate};
+    TrimHook::Config fabric{threshold,       t.on_overflow,    t.count_on_wire,
+                            t.random_victim, t.reference_rate, t.header_queue};
     TrimHook::Config last = fabric;
     last.threshold =
         Bytes(static_cast<int64_t>(static_cast<double>(threshold.count()) * t.last_hop_factor));

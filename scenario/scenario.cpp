@@ -329,7 +329,7 @@ void load_network(Section& s, NetworkConfig& n, bool bdp_ecn) {
       t.bytes("header_queue", n.trim.header_queue, Bytes(0), kMaxBytes,
               "control-class bytes a port may hold before a trimmed header arriving is dropped "
               "(uet-htsim's header queue: 2 x its data queue; the UE spec's drop threshold for "
-              "the trimmed class: one Plane_BDP) (0 = 2 x the threshold)");
+              "the trimmed class: one Plane_BDP) (0 = 2 x the port's trim threshold)");
   t.finish();
   auto in = s.table("int", "resolution of the in-band telemetry fields switches stamp (HPCC)");
   n.int_units.time =

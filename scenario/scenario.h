@@ -50,7 +50,7 @@ struct NetworkConfig {
     Rate reference_rate;           // > 0: the threshold is for a port of this rate and scales
                                    // with each port's rate at the time (0 = fixed)
     Bytes header_queue;            // control-class bytes above which a trimmed header is
-                                   // dropped (0 = 2 x the threshold, uet-htsim)
+                                   // dropped (0 = 2 x the port's threshold, uet-htsim)
   } trim;
   /// `[network.int]`: the resolution of the INT record's fields (net/int_stamp.h). Hardware
   /// carries them in fixed-width fields; HPCC's ns-3 simulator keeps time in ns and bytes and

@@ -309,12 +309,14 @@ TEST(Credit, PacesOneSenderToTheReceiversLink) {
   expect_credit_balanced(t);
 }
 
-// Each receiver's pacer grants at pacer_fraction of its own NIC's rate (until 2026-11-29 every
-// pacer took host 0's): with host 16's NIC at 50 Gb/s the sender is paced to 49.5 Gb/s of
-// frames, half the 100 Gb/s of the previous test.
+// Each receiver's pacer grants at pacer_fraction of the rate its own traffic arrives at (until
+// 2026-11-29 every pacer took host 0's NIC rate): with the link into host 16 at 50 Gb/s the
+// sender is paced to 49.5 Gb/s of frames, half the 100 Gb/s of the previous test; host 16's
+// own sending link does not matter.
 TEST(Credit, EachPacerGrantsAtItsOwnHostsRate) {
   fabsim::Run run(load_scenario_text(one_flow("credit_trace_host = 16", "4MB"), "half.toml"));
-  run.network().host(16).port().link()->set_rate(Rate::gbps(50));
+  run.network().host(16).inbound()->set_rate(Rate::gbps(50));
+  run.network().host(16).port().link()->set_rate(Rate::gbps(25));
   const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.flows[0].done);
   const auto& t = dynamic_cast<const UetTransport&>(run.transport());

@@ -210,16 +210,22 @@ TEST(Trim, ATrimmedSizeTruncatesTheHeaderButNeverGrowsIt) {
   f.net.finish();
 }
 
-// The trimmed class has its own bound (network.trim.header_queue; uet-htsim's header queue is
-// 2 x its data queue): with 128 B allowed, of five headers cut while the data class is paused,
+// The trimmed class has its own bound (network.trim.header_queue, by default 2 x the port's
+// trim threshold; uet-htsim's header queue is 2 x its data queue): with 128 B allowed, of five
+// headers cut while the data class is paused,
 // the first starts on the wire at once, the next two (62 B each) wait in the control class, and
 // the last two find 124 + 62 > 128 and are dropped as buffer drops; the ledger balances.
 TEST(Trim, AHeaderBeyondTheTrimmedClassBoundIsDropped) {
   Bench t(no_ecn());
   TrimHook::Config tc;
   tc.threshold = Bytes(2 * kFrame);
-  t.sw().set_trim_header_limit(128);
-  t.sw().set_admission_hook(0, 1, &t.sw().adopt_hook(std::make_unique<TrimHook>(tc)));
+  tc.header_queue = Bytes(128);
+  TrimHook& hook = t.sw().adopt_hook(std::make_unique<TrimHook>(tc));
+  t.sw().set_admission_hook(0, 1, &hook);
+  EXPECT_EQ(hook.trimmed_bound(t.down()), 128);
+  tc.header_queue = Bytes();  // the default: twice this port's threshold, scaled with it
+  tc.reference_rate = Rate::gbps(25);
+  EXPECT_EQ(TrimHook(tc).trimmed_bound(t.down()), 2 * 4 * 2 * int64_t{kFrame});
   t.down().apply_pause(1, 65535);
   for (uint64_t s = 0; s < 7; ++s) {
     Packet* p = t.make(1, s);

@@ -145,10 +145,10 @@ class UetTransport::Pacer : public EventTarget {
 
  private:
   static constexpr uint32_t kPeriod = 1;  // timer tag of the fabric feedback period
-  // Pacing time of one credit quantum at pacer_fraction of this host's NIC rate as it is now
-  // (a degrade fault on the host's link slows its pacer), recomputed when the rate changes.
+  // Pacing time of one credit quantum at pacer_fraction of the rate this host's traffic arrives
+  // at (the ToR's port towards it) as it is now, recomputed when the rate changes.
   Time per_quantum() {
-    const int64_t bps = host_.rate().bps();
+    const int64_t bps = host_.inbound_rate().bps();
     if (bps != rate_bps_) {
       rate_bps_ = bps;
       const double paced = static_cast<double>(bps) * t_.cfg_.pacer_fraction;
