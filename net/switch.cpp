@@ -124,6 +124,7 @@ void Switch::finalize() {
   }
   total_reserve_ = static_cast<int64_t>(ports_.size()) * cfg_.buffer.reserve.count() *
                    std::max(1, cfg_.pfc.enabled ? lossless_classes : 1);
+  lossless_reserve_ = cfg_.pfc.enabled && lossless_classes > 0 ? total_reserve_ : 0;
 }
 
 int64_t Switch::pfc_threshold(uint16_t port) const {
@@ -152,10 +153,12 @@ bool Switch::buffer_admits(uint16_t in, const Packet& p, const EgressPort* out) 
     return !(size + s.buf[p.tclass].hdrm > s.headroom &&
              size + shared_of(s, p.tclass) > pfc_threshold(in));
   }
-  // The headroom is set apart whole; bytes that lossless classes hold in it are inside it, not
-  // in the rest of the buffer.
+  // The headroom and the lossless classes' reserves are set apart whole, used or not (an MMU
+  // carves its guaranteed minimums out of the buffer before the shared pool): lossy bytes live
+  // in the shared pool only. Until 2026-11-29 the unused reserve counted as free, and the bytes
+  // held could pass the buffer by up to the whole reserve.
   const int64_t free_bytes =
-      cfg_.buffer.size.count() - total_headroom_ - (buffer_used_ - headroom_used_);
+      cfg_.buffer.size.count() - total_headroom_ - lossless_reserve_ - shared_used_;
   if (size > free_bytes) return false;
   return out == nullptr || static_cast<double>(out->queued_bytes(p.tclass) + size) <=
                                cfg_.buffer.egress_alpha * static_cast<double>(free_bytes);

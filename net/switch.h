@@ -207,9 +207,10 @@ class Switch : public Node, public EventTarget {
   Rate nic_rate_;  // scale_alpha's reference (0 = the slowest port)
   int64_t total_headroom_ = 0;
   int64_t total_reserve_ = 0;
-  int64_t shared_used_ = 0;    // bytes in the shared pool: lossless above reserve, all lossy
-  int64_t buffer_used_ = 0;    // every data byte held
-  int64_t headroom_used_ = 0;  // bytes lossless classes hold in their headroom
+  int64_t lossless_reserve_ = 0;  // total_reserve_ when a class is lossless, else 0
+  int64_t shared_used_ = 0;       // bytes in the shared pool: lossless above reserve, all lossy
+  int64_t buffer_used_ = 0;       // every data byte held
+  int64_t headroom_used_ = 0;     // bytes lossless classes hold in their headroom
   uint64_t hold_drops_ = 0;
   uint64_t unroutable_ = 0;
   uint64_t unroutable_bytes_ = 0;

@@ -433,6 +433,39 @@ TEST(Headroom, BytesInTheHeadroomDoNotShrinkTheRestOfTheBuffer) {
   EXPECT_EQ(t.sim.pool().live(), 0U);
 }
 
+// The buffer (11 frames) is the headroom (2 frames x 3 ports), the lossless class's reserve
+// (1 frame x 3 ports) and a shared pool of 2 frames. Lossy class 1 gets the shared pool only:
+// 2 of 4 frames, although no lossless byte is held. The unused reserve stays for the lossless
+// class, whose next frame takes it. Until 2026-11-29 the unused reserve counted as free: the
+// lossy class took all 4 frames, and with the three reserves filled the buffer would have held
+// 7 frames in the 5 outside the headroom.
+TEST(Headroom, LossyTrafficLeavesTheUnusedReserve) {
+  SwitchConfig sw = static_pfc();
+  sw.buffer.reserve = Bytes(kFrame);
+  sw.pfc.headroom = Bytes(2 * kFrame);
+  sw.buffer.size = Bytes(11 * kFrame);
+  sw.buffer.egress_alpha = 100;  // the buffer alone decides
+  ThreeHosts t(sw);
+  EXPECT_EQ(t.sw().total_headroom(), 6 * int64_t{kFrame});
+  EXPECT_EQ(t.sw().total_reserve(), 3 * int64_t{kFrame});
+  t.sw().port(0).apply_pause(1, 65535);
+  t.sw().port(0).apply_pause(3, 65535);
+  for (int k = 0; k < 4; ++k) t.inject(2, 1);
+  EXPECT_EQ(t.sw().ingress_bytes(2, 1), 2 * int64_t{kFrame});
+  EXPECT_EQ(t.sw().port(0).counters().buffer_drops, 2U);
+  t.inject(1, 3);
+  EXPECT_EQ(t.sw().ingress_bytes(1, 3), int64_t{kFrame});
+  EXPECT_EQ(t.sw().shared_used(), 2 * int64_t{kFrame});  // the lossless frame is in its reserve
+  EXPECT_EQ(t.sw().buffer_used(), 3 * int64_t{kFrame});
+  t.sw().port(0).apply_pause(1, 0);
+  t.sw().port(0).apply_pause(3, 0);
+  t.sim.run();
+  EXPECT_EQ(t.sw().buffer_used(), 0);
+  EXPECT_EQ(t.sink.arrivals.size(), 3U);
+  t.net.finish();
+  EXPECT_EQ(t.sim.pool().live(), 0U);
+}
+
 TEST(Headroom, AutoSizeFromLink) {
   PfcConfig pfc;
   // 2 x BDP (12,500 B at 100G x 1us) + 2 max frames on the wire + one pause frame.
