@@ -838,6 +838,48 @@ kind = "uet"
 mode = "uud"
 )";
 
+// Counts the data packets carrying SYN as they join a switch queue (every hop).
+class CountSyn final : public AdmissionHook {
+ public:
+  Admission on_enqueue(const Packet& p, const EgressPort& /*port*/, bool /*buffer_ok*/) override {
+    if (is_data(p.type) && (p.flags & kUetSyn) != 0) ++syn;
+    if (is_data(p.type)) ++data;
+    return Admission::kAdmit;
+  }
+  uint64_t syn = 0;
+  uint64_t data = 0;
+};
+
+// SYN sets a PDC up (REFERENCE.md §4.2): RUD and ROD send it on their first packets, until the
+// first ACK returns (about one round trip's worth of the 490 packets per flow); RUDI and UUD
+// keep no PDC at the target and never send it (UUD did on every packet until 2026-11-29).
+TEST(Uet, OnlyModesWithAPdcSendSyn) {
+  for (const char* mode : {"rud", "rod", "rudi", "uud"}) {
+    fabsim::Run run(load_scenario_text(
+        uet_fabric(32, 2, fmt::format("[transport.uet]\nmode = \"{}\"\n{}", mode, kThreeFlows)),
+        std::string(mode) + ".toml"));
+    CountSyn* count = nullptr;
+    for (size_t i = 0; i < run.network().switch_count(); ++i) {
+      Switch& sw = run.network().sw(i);
+      CountSyn& c = sw.adopt_hook(std::make_unique<CountSyn>());
+      if (count == nullptr) count = &c;
+      for (uint16_t p = 0; p < sw.port_count(); ++p) {
+        for (uint8_t cls = 0; cls < kControlClass; ++cls) sw.set_admission_hook(p, cls, count);
+      }
+    }
+    const RunResult r = execute_checked(run);
+    EXPECT_TRUE(r.all_done) << mode;
+    EXPECT_GT(count->data, 3U * 2 * 490) << mode;  // 3 flows of 2 MB, two hops at least
+    const bool pdc = std::string(mode) == "rud" || std::string(mode) == "rod";
+    if (pdc) {
+      EXPECT_GT(count->syn, 0U) << mode;
+      EXPECT_LT(count->syn, count->data / 10) << mode;
+    } else {
+      EXPECT_EQ(count->syn, 0U) << mode;
+    }
+  }
+}
+
 // Configurations that cannot work are refused at load, naming the key.
 TEST(Uet, RefusesTrimmingWithoutATransportThatRecoversIt) {
   const std::string roce = R"(

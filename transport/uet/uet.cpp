@@ -21,7 +21,7 @@ constexpr int64_t kUdpIpEthBytes = 46;  // Ethernet 14 + FCS 4 + IPv4 20 + UDP 8
 constexpr uint8_t kAckRequest = 0x01;  // data: the sender asks for an ACK now (AR)
 constexpr uint8_t kEndOfMessage = 0x02;
 constexpr uint8_t kRetransmit = 0x04;  // data: a resend (RETX); the receiver ACKs it at once
-constexpr uint8_t kSyn = 0x08;         // data: the PDC is being set up (no ACK seen yet)
+constexpr uint8_t kSyn = kUetSyn;      // data: the PDC is being set up (no ACK seen yet)
 constexpr uint8_t kReask = 0x04;       // credit request: no grant came for an RTO
 constexpr uint8_t kEcnEcho = 0x01;     // ACK: the data that triggered it arrived with CE
 // ACK: no data packet triggered it (a ReqAck's answer, or the coalescing timer's): no RTT
@@ -473,7 +473,9 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
 
   void open() {
     state_ = State::kOpen;
-    syn_ = true;
+    // Only a PDC the target keeps state for is set up; UUD, with no ACK, sent SYN on every
+    // packet until 2026-11-29 (no byte on the wire: a flag).
+    syn_ = has_pdc_life(mode_);
     ++t_.counters_.pdcs;
     if (credit_) {
       credit_->open();  // a new PDC starts speculating

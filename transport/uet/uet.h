@@ -41,6 +41,10 @@
 namespace fabsim {
 
 enum class PdsMode : uint8_t { kRud, kRod, kRudi, kUud };
+
+/// Packet::flags bit of a UET data packet that sets its PDC up (SYN, REFERENCE.md §4.2): RUD and
+/// ROD set it until the first ACK returns; RUDI and UUD, with no PDC state, never do.
+inline constexpr uint8_t kUetSyn = 0x08;
 /// UetConfig::inflight_cap: what caps the bytes a PDC has in flight.
 enum class InflightCap : uint8_t { kAuto, kMaxWindow, kOff };
 
