@@ -40,8 +40,9 @@ class AdmissionHook {
   virtual ~AdmissionHook() = default;
   /// `p` is about to join queue `p.tclass` of `port`; `buffer_ok` = the shared buffer admits it.
   virtual Admission on_enqueue(const Packet& p, const EgressPort& port, bool buffer_ok) = 0;
-  /// Control-class bytes at `port` beyond which a header this hook had trimmed is dropped
-  /// instead of queued (the trimmed class's bound); 0: no bound.
+  /// Control-class bytes at `port` beyond which a header-only packet (a header this hook
+  /// trimmed, an ACK, a NACK, a credit) is dropped instead of queued (the trimmed class's
+  /// bound, uet-htsim's header queue); 0: no bound.
   virtual int64_t trimmed_bound(const EgressPort& /*port*/) const { return 0; }
 };
 

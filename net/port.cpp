@@ -47,6 +47,10 @@ void EgressPort::set_admission_hook(uint8_t cls, AdmissionHook* h) {
   FABSIM_CHECK(cls < kControlClass);  // the control class bypasses admission
   admission_[cls] = h;
   if (slot_[cls] != kNoQueue) q_[slot_[cls]].admission = h;
+  bound_cls_ = kNoQueue;
+  for (uint8_t c = 0; c < kControlClass && bound_cls_ == kNoQueue; ++c) {
+    if (admission_[c] != nullptr && admission_[c]->trimmed_bound(*this) > 0) bound_cls_ = c;
+  }
 }
 
 void EgressPort::set_dequeue_hook(uint8_t cls, DequeueHook* h, bool at_departure) {

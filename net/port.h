@@ -74,6 +74,11 @@ class alignas(64) EgressPort : public EventTarget {
   void set_dequeue_hook(uint8_t cls, DequeueHook* h, bool at_departure = false);
   /// Class `cls`'s hook runs at departure (set_dequeue_hook).
   bool at_departure(uint8_t cls) const { return (departs_ >> cls) & 1U; }
+  /// The data class's admission hook that bounds the control class (a trim hook: its
+  /// trimmed_bound(), uet-htsim's header queue), or null.
+  AdmissionHook* header_bound_hook() const {
+    return bound_cls_ != kNoQueue ? admission_hook(bound_cls_) : nullptr;
+  }
   AdmissionHook* admission_hook(uint8_t cls) const {
     const uint8_t s = slot_[cls];
     return s != kNoQueue ? q_[s].admission : cls < kControlClass ? admission_[cls] : nullptr;
@@ -162,10 +167,11 @@ class alignas(64) EgressPort : public EventTarget {
   // The frame being serialized has its class's hook at departure: class + 1 (0 = no), and
   // kHeld when the link holds it until then (Link::hold).
   uint8_t departure_ = 0;
-  uint32_t tx_size_ = 0;    // frame bytes of the frame being serialized
-  int64_t data_bytes_ = 0;  // the data classes' bytes summed (INT and GSE read it per packet)
-  Time busy_;               // serialization time of every frame started
-  Timer tx_timer_;          // kTxDone: armed for tx_end_ when something may wait for the wire
+  uint8_t bound_cls_ = kNoQueue;  // a class whose admission hook bounds the control class
+  uint32_t tx_size_ = 0;          // frame bytes of the frame being serialized
+  int64_t data_bytes_ = 0;        // the data classes' bytes summed (INT and GSE read it per packet)
+  Time busy_;                     // serialization time of every frame started
+  Timer tx_timer_;                // kTxDone: armed for tx_end_ when something may wait for the wire
   struct alignas(64) ClassQueue {
     Ring<Packet*> q;
     int64_t bytes = 0;

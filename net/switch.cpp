@@ -337,6 +337,12 @@ void Switch::inject(Packet* p, uint16_t out) {
   const uint16_t in = p->in_port;
   EgressPort& egress = *egress_[out];
   if (p->tclass == kControlClass) {
+    // With trimming the control class is uet-htsim's header queue: every header-only packet
+    // (ACK, NACK, credit, trimmed header) that finds it over the bound is dropped. Pause frames
+    // never come here (send_pfc queues them at the port).
+    if (const AdmissionHook* h = egress.header_bound_hook()) [[unlikely]] {
+      if (header_queue_full(egress, *p, h->trimmed_bound(egress))) return;
+    }
     egress.enqueue(p);
     return;
   }
@@ -390,13 +396,19 @@ void Switch::trim(EgressPort& egress, Packet* p, int64_t bound) {
   trim_to_header(*p, trimmed_size_ > 0 ? trimmed_size_ + fabric : 0);
   if (egress.link()->role() == LinkRole::kHostDown) p->flags |= kTrimmedLastHop;
   ++egress.counters().trims;
-  if (bound > 0 && egress.queued_bytes(kControlClass) + static_cast<int64_t>(p->size) > bound) {
-    ++egress.counters().drops;
-    ++egress.counters().buffer_drops;
-    sim_.drop(p, DropCause::kBuffer);
-    return;
-  }
+  if (header_queue_full(egress, *p, bound)) return;
   egress.enqueue(p);
+}
+
+// Drops `p` (a buffer drop) if the control class of `egress` would pass `bound` (> 0) with it.
+bool Switch::header_queue_full(EgressPort& egress, Packet& p, int64_t bound) {
+  if (bound <= 0 || egress.queued_bytes(kControlClass) + static_cast<int64_t>(p.size) <= bound) {
+    return false;
+  }
+  ++egress.counters().drops;
+  ++egress.counters().buffer_drops;
+  sim_.drop(&p, DropCause::kBuffer);
+  return true;
 }
 
 void Switch::on_dequeue(uint16_t port, Packet& p) {

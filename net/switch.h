@@ -173,6 +173,7 @@ class Switch : public Node, public EventTarget {
   void charge(uint16_t in, const Packet& p);
   void credit(uint16_t in, const Packet& p);
   void trim(EgressPort& egress, Packet* p, int64_t bound);  // bound: the hook's trimmed_bound
+  bool header_queue_full(EgressPort& egress, Packet& p, int64_t bound);
   void check_xoff(uint16_t in, uint8_t cls);
   void check_xon(uint16_t in, uint8_t cls);
   void send_pfc(uint16_t port, uint8_t cls, uint16_t quanta);

@@ -30,7 +30,7 @@ class TrimHook final : public AdmissionHook {
     /// > 0: `threshold` is for a port of this rate; a port's is threshold x its rate / this,
     /// with the rate it has when the packet arrives (a `degrade` fault lowers it).
     Rate reference_rate;
-    /// Control-class bytes beyond which a trimmed header is dropped (0 = 2 x this port's
+    /// Control-class bytes beyond which a header-only packet is dropped (0 = 2 x this port's
     /// threshold: uet-htsim's header queue is twice its data queue).
     Bytes header_queue;
   };

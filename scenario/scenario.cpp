@@ -327,7 +327,8 @@ void load_network(Section& s, NetworkConfig& n, bool bdp_ecn) {
                                  "the same for every port");
   n.trim.header_queue =
       t.bytes("header_queue", n.trim.header_queue, Bytes(0), kMaxBytes,
-              "control-class bytes a port may hold before a trimmed header arriving is dropped "
+              "control-class bytes a port may hold before a header-only packet arriving (a "
+              "trimmed header, an ACK, a NACK, a credit) is dropped "
               "(uet-htsim's header queue: 2 x its data queue; the UE spec's drop threshold for "
               "the trimmed class: one Plane_BDP) (0 = 2 x the port's trim threshold)");
   t.finish();
