@@ -404,7 +404,7 @@ TEST(ErrorModel, SimulatedFrameLossMatchesTheClosedForm) {
   Simulation sim(7);
   test::CountingNode sink(sim);
   Link::Config cfg;
-  cfg.ber = 2e-3;  // RS(544,514) then loses ~1 % of 4 KB frames
+  cfg.ber = 2e-3;  // RS(544,514) then loses 44 % of 4 KB frames (P_cw 0.079, 7 codewords)
   Link link(sim, cfg, &sink, 0, 1);
   const int n = 200000;
   const uint32_t size = 4096;
@@ -416,6 +416,11 @@ TEST(ErrorModel, SimulatedFrameLossMatchesTheClosedForm) {
   }
   sim.run();
   const double pl = frame_loss_probability(2e-3, Fec::kRs544, 8 * size);
+  // The closed form itself, against values computed apart (the binomial tail summed in
+  // Python): docs/FAULTS.md quotes them.
+  EXPECT_NEAR(pl, 0.43956, 1e-4);
+  EXPECT_NEAR(frame_loss_probability(1.3e-3, Fec::kRs544, 8 * size), 0.016244, 1e-5);
+  EXPECT_NEAR(frame_loss_probability(6e-4, Fec::kRs544, 8 * size), 2.1948e-6, 1e-9);
   const double expected = pl * n;
   const double sigma = std::sqrt(n * pl * (1 - pl));
   ASSERT_GT(expected, 100);  // the test has statistical power
