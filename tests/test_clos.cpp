@@ -383,6 +383,24 @@ uint64_t fabric_data_frames(fabsim::Run& run, std::vector<uint64_t>* per_spine =
   return n;
 }
 
+// leaf_spine with attach = "rail" builds what the rail kind builds: by default one rail group
+// of every server (until 2026-11-29 servers_per_leaf's default of 1 made a group per server:
+// 16 one-host leaves, silently); a group size given splits the rails.
+TEST(Rail, RailAttachGroupsEveryServerByDefault) {
+  std::string text = rail_one_flow(1, 9, 1000);
+  text.replace(text.find("kind = \"rail\""), 13, "kind = \"leaf_spine\"\nattach = \"rail\"");
+  const auto cfg = load_scenario_text(text, "attach.toml");
+  fabsim::Run run(cfg);
+  const auto& topo = run.topology();
+  EXPECT_EQ(topo.tors.size(), 4U);
+  EXPECT_EQ(topo.hosts_per_tor(), 4);
+  for (uint32_t h = 0; h < 16; ++h) EXPECT_EQ(topo.tor_of_host[h], h % 4) << h;
+  const auto split = load_scenario_text(text, "attach.toml", {"topology.servers_per_leaf=2"});
+  fabsim::Run two(split);
+  EXPECT_EQ(two.topology().tors.size(), 8U);
+  EXPECT_EQ(two.topology().hosts_per_tor(), 2);
+}
+
 TEST(Rail, SameRailTrafficTakesTwoHopsAndNoSpinePort) {
   // s0g1 (host 1) to s2g1 (host 9): both on rail 1. One 1000 B packet: two host links,
   // FCT = 2 s + 2 dH with s = 1082 B at 100G.

@@ -101,13 +101,16 @@ LeafSpineConfig load_two_tier(Section& s, bool rail) {
                   "0 = all servers, one group"));
     if (c.servers_per_leaf == 0) c.servers_per_leaf = c.servers;
   } else {
-    c.servers_per_leaf =
-        static_cast<int>(s.integer("servers_per_leaf", c.servers_per_leaf, 1, 1 << 20,
-                                   "servers whose NICs share one leaf (server attach)"));
     const auto attach = s.choice("attach", "server", {"server", "rail"},
                                  "server: all NICs of a server on one leaf (seed 002 §3.1); "
-                                 "rail: GPU k of every server on rail leaf k");
+                                 "rail: GPU k of every server of a group on rail leaf k");
     c.attach = attach == "rail" ? Attach::kRail : Attach::kServer;
+    // Rail attach groups every server by default, as the rail kind: one server per group would
+    // give every GPU a leaf of its own (until 2026-11-29 it did, silently).
+    c.servers_per_leaf = static_cast<int>(s.integer(
+        "servers_per_leaf", c.attach == Attach::kRail ? c.servers : c.servers_per_leaf, 1, 1 << 20,
+        "servers whose NICs share one leaf (server attach), or servers in one rail group (rail "
+        "attach: rail leaf k has GPU k of each; default all servers)"));
   }
   c.spines = static_cast<int>(s.integer("spines", c.spines, 1, 4096, "spine switches"));
   c.links_per_spine =
