@@ -7,8 +7,11 @@ namespace fabsim {
 
 uint16_t SpraySelector::select(Packet& p, const uint16_t* ports, uint32_t n) {
   if (!is_data(p.type)) return ecmp_.select(p, ports, n);
-  // Each destination's rotation starts at a hashed offset, so streams do not move in step.
-  auto [it, fresh] = next_.try_emplace(p.dst, static_cast<uint32_t>(splitmix64(p.dst) >> 32));
+  // Each destination's rotation starts at an offset hashed from it and this switch's seed, so
+  // streams do not move in step, at one switch or across switches (until 2026-11-29 the offset
+  // was the destination's alone: every leaf spraying to one host began on the same spine).
+  auto [it, fresh] =
+      next_.try_emplace(p.dst, static_cast<uint32_t>(splitmix64(p.dst ^ seed_) >> 32));
   uint32_t& i = it->second;
   const uint16_t out = ports[i % n];
   i = (i + 1) % n;

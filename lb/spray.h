@@ -21,12 +21,14 @@ class Simulation;
 class SpraySelector : public PathSelector {
  public:
   /// `hash`: the ECMP hash of control packets.
-  explicit SpraySelector(uint64_t seed, EcmpHash hash = EcmpHash::kMix) : ecmp_(seed, hash) {}
+  explicit SpraySelector(uint64_t seed, EcmpHash hash = EcmpHash::kMix)
+      : ecmp_(seed, hash), seed_(seed) {}
   uint16_t select(Packet& p, const uint16_t* ports, uint32_t n) override;
   void set_hash_shift(int bits) override { ecmp_.set_hash_shift(bits); }
 
  private:
   EcmpSelector ecmp_;
+  uint64_t seed_;                                // this switch's: where its rotations start
   std::unordered_map<uint32_t, uint32_t> next_;  // destination host -> next index
 };
 
