@@ -113,7 +113,12 @@ bool GseDgsq::on_forward(Packet& p, uint16_t in_port, uint16_t out_port) {
     ++stats_.voqs_created;
     stats_.peak_voqs = std::max<int64_t>(stats_.peak_voqs, static_cast<int64_t>(voqs_.size()));
   } else if (voq_bytes_ + p.size > cfg_.voq_pool_bytes) {
-    return fallback(p, out_port);
+    // Past the byte pool, a packet whose VOQ still holds older ones joins them: forwarded at
+    // once it would take a container ahead of theirs, and the destination would put it before
+    // them (until 2026-11-29 it did: go-back-N NICs NACKed each). The shared buffer and
+    // source-local PFC bound the VOQ instead. An empty VOQ's packet goes on ungranted.
+    if (it->second.q.empty()) return fallback(p, out_port);
+    ++stats_.pool_overruns;
   }
   Voq& v = it->second;
   const auto w = static_cast<uint64_t>(wire(p));

@@ -61,6 +61,7 @@ class GseDgsq : public SwitchExtension, public EventTarget {
     uint64_t grants = 0;    // grants issued by this GSP's egress ports
     uint64_t granted_bytes = 0;
     uint64_t fallback_packets = 0;  // sent without a VOQ because the pool was exhausted
+    uint64_t pool_overruns = 0;     // joined a non-empty VOQ past the byte pool (order first)
     uint64_t voqs_created = 0;
     int64_t peak_voqs = 0;
     int64_t peak_voq_bytes = 0;  // bytes in all VOQs at once
@@ -75,6 +76,7 @@ class GseDgsq : public SwitchExtension, public EventTarget {
       grants += o.grants;
       granted_bytes += o.granted_bytes;
       fallback_packets += o.fallback_packets;
+      pool_overruns += o.pool_overruns;
       voqs_created += o.voqs_created;
       peak_voqs = std::max(peak_voqs, o.peak_voqs);
       peak_voq_bytes = std::max(peak_voq_bytes, o.peak_voq_bytes);

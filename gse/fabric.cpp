@@ -318,6 +318,7 @@ void GseFabric::add_stats(nlohmann::ordered_json& j, Time now) const {
                  {"hold_drops", d.hold_drops},
                  {"ecn_marks", d.ecn_marks},
                  {"source_waits", d.source_waits}};
+    if (d.pool_overruns > 0) j["dgsq"]["pool_overruns"] = d.pool_overruns;  // a small pool
     if (d.request_refreshes > 0 || d.grant_repeats > 0) {  // requests or grants were lost
       j["dgsq"]["request_refreshes"] = d.request_refreshes;
       j["dgsq"]["grant_repeats"] = d.grant_repeats;

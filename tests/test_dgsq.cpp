@@ -308,6 +308,53 @@ bytes = "2MB"
   for (const auto& f : r.flows) EXPECT_EQ(f.delivered, f.spec.bytes);
 }
 
+// A 3:1 incast from one leaf builds a VOQ past a 256 KiB byte pool. Its packets join the VOQ
+// behind the older ones instead of going ungranted ahead of them: nothing reaches a NIC out of
+// order and no NACK is sent (until 2026-11-29 they overtook, and the go-back-N NICs NACKed).
+TEST(Dgsq, PastTheBytePoolAPacketNeverOvertakesItsVoq) {
+  const std::string toml = R"(
+[topology]
+kind = "leaf_spine"
+servers = 4
+gpus_per_server = 8
+spines = 4
+[transport]
+kind = "roce"
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 8
+dst = 0
+bytes = "4MB"
+[[workload.flows]]
+src = 9
+dst = 0
+bytes = "4MB"
+[[workload.flows]]
+src = 10
+dst = 0
+bytes = "4MB"
+)";
+  auto sets = kDgsq;
+  sets.push_back("fabric.gse.voq_pool_bytes=\"256KiB\"");
+  const RunResult r = run_checked(load_scenario_text(toml, "pool.toml", sets));
+  ASSERT_TRUE(r.all_done);
+  EXPECT_GT(r.fabric["dgsq"]["pool_overruns"].get<uint64_t>(), 0U);
+  EXPECT_GT(r.fabric["dgsq"]["peak_voq_bytes_per_gsp"].get<int64_t>(), 256 * 1024);
+  uint64_t ooo = 0;
+  for (const auto& f : r.flows) {
+    EXPECT_EQ(f.delivered, f.spec.bytes);
+    ooo += f.out_of_order;
+  }
+  EXPECT_EQ(ooo, 0U);
+  for (const auto& [k, v] : r.transport_counters) {
+    if (k == "nacks" || k == "retransmissions") {
+      EXPECT_EQ(v, 0U) << k;
+    }
+  }
+  EXPECT_EQ(r.totals.drops, 0U);
+}
+
 // Without PFC (seed 002's GSE devices) a NIC whose traffic waits for grants keeps sending:
 // its VOQs fill the buffer and drop (8 senders x 8 MB per source leaf, 32 MiB of buffer). With
 // ECN on the VOQ depth the NIC's DCQCN slows it.
