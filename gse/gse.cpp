@@ -164,13 +164,27 @@ uint16_t GseSourceSelector::repin_stamped(const Packet& p, const uint16_t* ports
   return moved;
 }
 
+// A container's port is its digit over every equal-cost port; while that port is usable the
+// container keeps it, and only the containers of an excluded port spread over the usable ones.
+// (Until 2026-11-29 the digit was taken over the usable ports alone, so a fault notice moved
+// half-sent containers off live links too: their later packets overtook the earlier ones, and
+// the destination took the jump for a loss.)
 uint16_t GseCoreSelector::select(Packet& p, const uint16_t* ports, uint32_t n) {
+  const uint16_t* const all = ports;
+  const uint32_t n_all = n;
   n = narrow_to_usable(gsos_, sw_, p.dst, ports, n, usable_);
   if (n == 1) return ports[0];
   if (!is_data(p.type) || (p.flags & kFabricHeader) == 0) return ecmp_.select(p, ports, n);
   const GseHeader h = gse_header(p);
   const uint64_t offset = splitmix64((static_cast<uint64_t>(h.src_gsp) << 32) | h.dst_port);
-  return ports[((h.container + offset) / divisor_) % n];
+  const uint64_t digit = (h.container + offset) / divisor_;
+  if (n != n_all) {
+    const uint16_t home = all[digit % n_all];
+    for (uint32_t k = 0; k < n; ++k) {
+      if (ports[k] == home) return home;
+    }
+  }
+  return ports[digit % n];
 }
 
 GseReorder::GseReorder(Simulation& sim, ReleaseSink& sink, const GseConfig& cfg,

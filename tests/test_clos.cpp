@@ -11,9 +11,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <functional>
+#include <map>
+#include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -667,6 +671,71 @@ TEST(GseClos, AFailedAggregationCoreLinkIsNoticedExcludedAndEveryByteDelivered) 
   const auto tor_up = topo.uplink_ports(tor1_0);
   EXPECT_EQ(gs.filter(tor1_0, 0, tor_up.data(), static_cast<uint32_t>(tor_up.size()), out.data()),
             4U);
+}
+
+// Records, at a switch's uplinks, the ports each GSE container left by (then admits as the
+// queue's own hook would).
+class ContainerPorts final : public AdmissionHook {
+ public:
+  explicit ContainerPorts(uint32_t sw) : sw_(sw) {}
+  Admission on_enqueue(const Packet& p, const EgressPort& port, bool ok) override {
+    if (is_data(p.type) && (p.flags & kFabricHeader) != 0) {
+      const GseHeader h = gse_header(p);
+      ports[{h.src_gsp, h.dst_port, h.container}].insert(port.index());
+    }
+    AdmissionHook* const own = next[p.tclass];
+    return own != nullptr ? own->on_enqueue(p, port, ok) : Admission::kAdmit;
+  }
+  uint32_t sw() const { return sw_; }
+  std::map<std::tuple<uint16_t, uint32_t, uint32_t>, std::set<uint16_t>> ports;
+  std::array<AdmissionHook*, kControlClass> next{};
+
+ private:
+  uint32_t sw_;
+};
+
+// One path per container (REFERENCE.md §5) holds through a fault notice: at the aggregation
+// switches, a container that left by two uplinks had one of them towards core0, the core the
+// notice excludes for pod 0; none moved between two live links (until 2026-11-29 the notice
+// moved half-sent containers between live links too, and the destination read the jump as a
+// loss). Some containers did move off core0's links, so the check has something to see.
+TEST(GseClos, AFaultNoticeMovesOnlyTheContainersOfTheExcludedLinks) {
+  fabsim::Run run(load_scenario_text(pod_exchange(kAggCoreDown), "gse-ft.toml"));
+  const auto& topo = run.topology();
+  uint32_t core0 = 0;
+  for (uint32_t s : topo.top_tier()) {
+    if (run.network().sw(s).name() == "core0") core0 = s;
+  }
+  std::vector<ContainerPorts*> hooks;
+  for (uint32_t s : topo.switches_in_tier(2)) {
+    Switch& sw = run.network().sw(s);
+    ContainerPorts& h = sw.adopt_hook(std::make_unique<ContainerPorts>(s));
+    for (uint16_t port : topo.uplink_ports(s)) {
+      for (uint8_t c = 0; c < kControlClass; ++c) {
+        h.next[c] = sw.port(port).admission_hook(c);
+        sw.set_admission_hook(port, c, &h);
+      }
+    }
+    hooks.push_back(&h);
+  }
+  const RunResult r = execute_checked(run);
+  ASSERT_TRUE(r.all_done);
+  uint64_t containers = 0;
+  uint64_t moved_off_core0 = 0;
+  uint64_t moved_between_live = 0;
+  for (const ContainerPorts* h : hooks) {
+    for (const auto& [key, used] : h->ports) {
+      ++containers;
+      if (used.size() < 2) continue;
+      const bool core0_link = std::any_of(used.begin(), used.end(), [&](uint16_t port) {
+        return peer(topo, h->sw(), port) == core0;
+      });
+      ++(core0_link ? moved_off_core0 : moved_between_live);
+    }
+  }
+  EXPECT_GT(containers, 1000U);
+  EXPECT_GT(moved_off_core0, 0U);
+  EXPECT_EQ(moved_between_live, 0U);
 }
 
 // The wire bytes an egress port holds now: every queued frame (with its preamble and gap) plus
