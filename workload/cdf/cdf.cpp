@@ -3,12 +3,13 @@
 
 #include <fmt/format.h>  // messages
 
-#include <algorithm>   // stable_sort
-#include <cmath>       // log1p, llround
-#include <filesystem>  // paths relative to the scenario file
-#include <fstream>     // CDF files
-#include <iterator>    // istreambuf_iterator
-#include <limits>      // saturation
+#include <algorithm>      // stable_sort
+#include <cmath>          // log1p, llround
+#include <filesystem>     // paths relative to the scenario file
+#include <fstream>        // CDF files
+#include <iterator>       // istreambuf_iterator
+#include <limits>         // saturation
+#include <unordered_map>  // flows per host pair
 
 #include "core/assert.h"
 #include "workload/cdf/shipped.h"  // generated from workload/cdf/*.txt (workload/CMakeLists.txt)
@@ -51,6 +52,10 @@ std::vector<FlowSpec> cdf_flows(const CdfWorkloadConfig& c, int hosts, Rng& rng)
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const FlowSpec& a, const FlowSpec& b) { return a.start < b.start; });
+  if (c.connection_per_flow) {
+    std::unordered_map<uint64_t, int32_t> next;  // host pair -> its flows so far
+    for (FlowSpec& f : out) f.channel = next[(static_cast<uint64_t>(f.src) << 32) | f.dst]++;
+  }
   return out;
 }
 
@@ -145,6 +150,11 @@ class CdfKind final : public WorkloadKind {
                  "permutation: every host to one partner of a random derangement") == "permutation"
             ? CdfPattern::kPermutation
             : CdfPattern::kUniform;
+    c.connection_per_flow =
+        s.choice("connections", "flow", {"flow", "pair"},
+                 "flow: each flow its own connection (a QP, a PDC), as HPCC's ns-3 and uet-htsim "
+                 "open one per flow; pair: a host pair's flows share one and wait in turn (a "
+                 "short flow behind a long one)") == "flow";
     if (s.describing()) return KindConfig::of(c);
     if (!(c.load > 0)) s.fail("load", "a fraction of the NIC rate in (0, 1]");
     if (c.duration <= Time()) s.fail("duration", "a positive duration");

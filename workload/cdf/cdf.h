@@ -35,6 +35,10 @@ struct CdfWorkloadConfig {
   Time duration = Time::ms(1);  // arrivals fall in [start, start + duration)
   Time start;
   Rate nic_rate = Rate::gbps(100);  // the topology's host link rate
+  /// Each flow its own connection (FlowSpec::channel numbers a host pair's flows in start
+  /// order: a QP, a PDC each), as HPCC's ns-3 and uet-htsim open one per flow; false: a host
+  /// pair's flows share one, in order.
+  bool connection_per_flow = true;
 
   /// Mean size under the chosen interpolation (bytes).
   double mean_bytes() const { return cdf.mean(interpolation); }
