@@ -247,8 +247,8 @@ TEST(Swift, TheCutUsesTheSampleNotTheSmoothedDelay) {
   EXPECT_NEAR(cc.cwnd(), first * (1 - 0.8 * (40e6 - target) / 40e6), 1e-9);
 }
 
-// A NACK whose cumulative part acknowledges data is progress: the retransmissions in a row
-// start again, so four timeouts and a NACK with progress cut once more by half, not to min.
+// A NACK is heard from the receiver: the timeouts in a row start again, so four timeouts and a
+// NACK cut once more by half, not to min.
 TEST(Swift, ANackWithProgressRestartsTheRetransmissionCount) {
   const CcContext ctx = swift_ctx(10_us);
   SwiftConfig c;
@@ -262,6 +262,51 @@ TEST(Swift, ANackWithProgressRestartsTheRetransmissionCount) {
   n.resent = Bytes(4096);
   cc.on_nack(n);
   EXPECT_NEAR(cc.cwnd(), 4, 1e-9);
+}
+
+// NACKs that resend (trimmed packets, IRN holes) are fast recovery: one cut per round trip and
+// never min_cwnd, however many (until 2026-11-29 the fifth set cwnd to min_cwnd, 0.001 packet);
+// only timeouts in a row do, and a NACK between them starts the count again.
+TEST(Swift, NacksDoNotCountTowardsTheResetOnlyTimeoutsDo) {
+  const CcContext ctx = swift_ctx(10_us);
+  SwiftConfig c;
+  c.initial_cwnd = 16;
+  SwiftCc cc(c, ctx);
+  NackSignal n;
+  n.resent = Bytes(4096);  // no cumulative progress (a trimmed packet)
+  for (int i = 0; i < 10; ++i) {
+    n.now = 10_us + Time::ns(100 * i);
+    cc.on_nack(n);
+  }
+  EXPECT_NEAR(cc.cwnd(), 8, 1e-9);  // one cut in the round trip
+  n.now = 21_us;
+  cc.on_nack(n);
+  EXPECT_NEAR(cc.cwnd(), 4, 1e-9);  // the next round trip
+  for (int i = 0; i < 4; ++i) cc.on_timeout({40_us, i + 1});
+  EXPECT_NEAR(cc.cwnd(), 2, 1e-9);
+  n.now = 41_us;
+  cc.on_nack(n);  // same round trip as the last cut: no cut, but the count starts again
+  EXPECT_NEAR(cc.cwnd(), 2, 1e-9);
+  for (int i = 0; i < 4; ++i) cc.on_timeout({42_us, i + 1});
+  EXPECT_NEAR(cc.cwnd(), 2, 1e-9);
+  cc.on_timeout({43_us, 5});  // the fifth timeout in a row
+  EXPECT_NEAR(cc.cwnd(), c.min_cwnd, 1e-12);
+}
+
+// With a smoothed delay (delay_ewma < 1) the delay can be over the target while the sample is
+// under it: the cut's factor 1 - beta (sample - target) / sample is then above 1, and the
+// window must not grow in the decrease branch (it did until 2026-11-29: 5 -> 13.5 here).
+TEST(Swift, ASampleBelowTheTargetNeverGrowsTheWindowInTheDecreaseBranch) {
+  const CcContext ctx = swift_ctx(10_us);
+  SwiftConfig c;
+  c.initial_cwnd = 10;
+  c.delay_ewma = 0.5;
+  SwiftCc cc(c, ctx);
+  cc.on_ack(ack(0_us, 100_us, 1, 1, 0));  // cut by half (max_mdf)
+  EXPECT_NEAR(cc.cwnd(), 5, 1e-9);
+  cc.on_ack(ack(200_us, 10_us, 2, 2, 0));  // smoothed 55 us > target; the sample 10 us < it
+  EXPECT_GT(55e6, static_cast<double>(cc.target().ps()));
+  EXPECT_NEAR(cc.cwnd(), 5, 1e-9);
 }
 
 TEST(Swift, RetransmissionsCutOncePerRoundTripThenReset) {

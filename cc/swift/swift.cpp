@@ -49,7 +49,7 @@ bool SwiftCc::a_round_trip_since_decrease(Time now) const {
 }
 
 void SwiftCc::on_ack(const AckSignal& s) {
-  if (s.acked > Bytes()) retx_ = 0;
+  retx_ = 0;  // the path delivers (the paper's Algorithm 1 and htsim: on every ACK)
   if (s.rtt == kNoRttSample) return;
   const auto sample = static_cast<double>(s.rtt.ps());
   delay_ = delay_ == 0 ? sample : (1 - cfg_.delay_ewma) * delay_ + cfg_.delay_ewma * sample;
@@ -59,19 +59,17 @@ void SwiftCc::on_ack(const AckSignal& s) {
   if (delay_ <= goal) {
     cwnd_ += cwnd_ >= 1 ? cfg_.ai * acked / cwnd_ : cfg_.ai * acked;
   } else if (a_round_trip_since_decrease(s.now)) {
-    // The smoothed delay decides; the cut is the sample's (REFERENCE.md §2.2, htsim).
-    cwnd_ *= std::max(1 - cfg_.beta * (sample - goal) / sample, 1 - cfg_.max_mdf);
+    // The smoothed delay decides; the cut is the sample's (REFERENCE.md §2.2, htsim), and a
+    // sample below the target (possible with delay_ewma < 1) does not grow the window.
+    cwnd_ *= std::clamp(1 - cfg_.beta * (sample - goal) / sample, 1 - cfg_.max_mdf, 1.0);
     last_decrease_ = s.now;
     decreased_ = true;
   }
   cwnd_ = std::clamp(cwnd_, cfg_.min_cwnd, cfg_.max_cwnd);
 }
 
-void SwiftCc::retransmitted(Time now) {
-  ++retx_;
-  if (retx_ >= cfg_.retx_reset) {
-    cwnd_ = cfg_.min_cwnd;
-  } else if (a_round_trip_since_decrease(now)) {
+void SwiftCc::cut_once(Time now) {
+  if (a_round_trip_since_decrease(now)) {
     cwnd_ *= 1 - cfg_.max_mdf;
     last_decrease_ = now;
     decreased_ = true;
@@ -79,13 +77,21 @@ void SwiftCc::retransmitted(Time now) {
   cwnd_ = std::clamp(cwnd_, cfg_.min_cwnd, cfg_.max_cwnd);
 }
 
+// A NACK that resends is the paper's fast recovery: one cut per round trip, and the count of
+// timeouts in a row starts again (the receiver heard us). Until 2026-11-29 it counted as a
+// retransmission in a row, so five trimmed packets of one window set cwnd to min_cwnd.
 void SwiftCc::on_nack(const NackSignal& s) {
-  if (s.acked > Bytes()) retx_ = 0;  // its cumulative part is progress
-  if (s.resent > Bytes()) retransmitted(s.now);
+  retx_ = 0;
+  if (s.resent > Bytes()) cut_once(s.now);
 }
 
+// Only a timeout counts towards retx_reset (the paper's Algorithm 1, htsim's swift.cpp).
 void SwiftCc::on_timeout(const TimeoutSignal& s) {
-  retransmitted(s.now);
+  if (++retx_ >= cfg_.retx_reset) {
+    cwnd_ = cfg_.min_cwnd;
+    return;
+  }
+  cut_once(s.now);
 }
 
 namespace {
@@ -116,8 +122,9 @@ class SwiftKind final : public CcKind {
                         "largest window, packets (0 = 2 x the fabric's BDP, at least 100)");
     c.initial_cwnd = s.real("initial_cwnd", c.initial_cwnd, 0.0, 1e9,
                             "starting window, packets (0 = the fabric's BDP)");
-    c.retx_reset = static_cast<int>(s.integer("retx_reset", c.retx_reset, 1, 1000,
-                                              "retransmissions in a row before cwnd = min_cwnd"));
+    c.retx_reset = static_cast<int>(
+        s.integer("retx_reset", c.retx_reset, 1, 1000,
+                  "timeouts in a row (no ACK or NACK between) before cwnd = min_cwnd"));
     c.delay_ewma = s.real("delay_ewma", c.delay_ewma, 1e-6, 1.0,
                           "weight of the newest delay sample (1 = none) [UNVERIFIED]");
     c.min_rto = s.time("min_rto", c.min_rto,

@@ -6,9 +6,11 @@
 //   fs_beta = -fs_alpha / sqrt(fs_max_cwnd)
 // On an ACK with a delay sample: delay <= target: cwnd += ai x acked / cwnd (cwnd >= 1) or
 // ai x acked (cwnd < 1), in packets; delay > target, at most once per round trip:
-// cwnd *= max(1 - beta (delay - target) / delay, 1 - max_mdf). On a retransmission (NACK or
-// timeout), once per round trip: cwnd *= 1 - max_mdf; after retx_reset retransmissions
-// without progress: cwnd = min_cwnd. Clamp to [min_cwnd, max_cwnd]. The window holds whole
+// cwnd *= max(1 - beta (delay - target) / delay, 1 - max_mdf) (at most 1). On a NACK that
+// resends (fast recovery) or a timeout, once per round trip: cwnd *= 1 - max_mdf; after
+// retx_reset timeouts in a row (an ACK or NACK starts the count again): cwnd = min_cwnd (the
+// paper's Algorithm 1, htsim's swift.cpp; REFERENCE.md §2.2's Falcon statement counts early
+// retransmissions too, see docs/MODEL.md). Clamp to [min_cwnd, max_cwnd]. The window holds whole
 // packets (floor(cwnd) of them); below one packet it is one packet, and packets, whatever their
 // size, start at least rtt / cwnd apart. RTO = max(rto_scalar x smoothed RTT, min_rto).
 // The fabric delay here is the NIC-timestamped round trip: fabsim's hosts add no processing
@@ -33,7 +35,7 @@ struct SwiftConfig {
   double min_cwnd = 0.001;       // packets
   double max_cwnd = 0;           // packets; 0 = 2 x the fabric's BDP (at least 100)
   double initial_cwnd = 0;       // packets; 0 = the fabric's BDP (at least 1)
-  int retx_reset = 5;            // retransmissions without progress before cwnd = min_cwnd
+  int retx_reset = 5;            // timeouts in a row before cwnd = min_cwnd
   double delay_ewma = 1.0;       // weight of the newest delay sample (1 = no smoothing)
   Time min_rto = Time::us(100);  // htsim's [UNVERIFIED]
   double rto_scalar = 2.0;       // smoothed round trips [UNVERIFIED]
@@ -55,7 +57,7 @@ class SwiftCc final : public CongestionControl {
   Time rto() const;
 
  private:
-  void retransmitted(Time now);
+  void cut_once(Time now);  // by max_mdf, at most once per round trip
   bool a_round_trip_since_decrease(Time now) const;
 
   SwiftConfig cfg_;
