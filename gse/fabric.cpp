@@ -168,6 +168,7 @@ GseConfig load_gse(Section& g) {
 class GseFabricKind final : public FabricKind {
  public:
   std::string_view name() const override { return "gse"; }
+  bool sprays() const override { return true; }
   std::string_view description() const override {
     return "GSE (seeds 000 and 002): PKTC container spraying, container reordering, DGSQ "
            "request/grant, GSOS fault notice; keys under [fabric.gse] (docs/gse.md)";

@@ -47,6 +47,7 @@ class SprayPolicy final : public PathPolicyKind {
                                      const Simulation& /*sim*/) const override {
     return std::make_unique<SpraySelector>(seed, cfg.get<EcmpKeys>().hash);
   }
+  bool per_packet() const override { return true; }
 };
 
 struct FlowletConfig {

@@ -26,6 +26,8 @@ class PathPolicyKind {
   /// The selector of one switch; `seed` is that switch's own.
   virtual std::unique_ptr<PathSelector> make(const KindConfig& cfg, uint64_t seed,
                                              const Simulation& sim) const = 0;
+  /// True when consecutive packets of a flow may take different paths (spraying).
+  virtual bool per_packet() const { return false; }
 };
 
 std::unique_ptr<PathPolicyKind> make_ecmp_policy();

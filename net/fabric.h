@@ -65,6 +65,8 @@ class FabricKind {
   virtual KindConfig load(Section& s, const HostShape& hosts) const = 0;
   virtual std::unique_ptr<FabricInstance> install(const KindConfig& cfg,
                                                   const FabricEnv& env) const = 0;
+  /// True when the fabric spreads a flow's packets over several paths (GSE's containers).
+  virtual bool sprays() const { return false; }
 };
 
 /// Plain Ethernet: switches forward with routing.policy; no keys.

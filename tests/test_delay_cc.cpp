@@ -373,6 +373,44 @@ TEST(HpccScenario, TwoToOneDrainsTheQueueAndSharesTheLink) {
   EXPECT_EQ(records, acks);
 }
 
+// HPCC differences each hop's INT record against the previous ACK's (ns-3 assumes per-flow
+// ECMP): where a flow's packets take several paths (spraying, GSE's containers) the records of
+// two ports meet, so the scenario is refused, naming transport.cc; per-flow ECMP and flowlets
+// run, and so does DCQCN with spraying.
+TEST(HpccScenario, RefusedWhereAFlowsPacketsTakeSeveralPaths) {
+  const std::string base = R"(
+[topology]
+kind = "leaf_spine"
+servers = 4
+gpus_per_server = 4
+spines = 4
+[transport]
+kind = "roce"
+cc = "{}"
+[routing]
+policy = "{}"
+[fabric]
+kind = "{}"
+)";
+  const auto error = [&](const char* cc, const char* policy, const char* fabric) {
+    try {
+      load_scenario_text(fmt::format(fmt::runtime(base), cc, policy, fabric), "p.toml");
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string spray = error("hpcc", "spray", "ethernet");
+  EXPECT_NE(spray.find("key 'transport.cc'"), std::string::npos) << spray;
+  EXPECT_NE(spray.find("routing.policy = \"spray\""), std::string::npos) << spray;
+  const std::string gse = error("hpcc", "ecmp", "gse");
+  EXPECT_NE(gse.find("fabric.kind = \"gse\""), std::string::npos) << gse;
+  EXPECT_EQ(error("hpcc", "ecmp", "ethernet"), "");
+  EXPECT_EQ(error("hpcc", "flowlet", "ethernet"), "");
+  EXPECT_EQ(error("dcqcn", "spray", "ethernet"), "");
+  EXPECT_EQ(error("timely", "spray", "ethernet"), "");
+}
+
 // INT records are stamped when a packet starts, on the queue RED reads; marking at departure
 // would split the two, so a scenario asking for both is refused with the key named.
 TEST(HpccScenario, EcnMarkingAtDepartureWithIntIsRefused) {

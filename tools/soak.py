@@ -319,6 +319,11 @@ def roce_like(rng, sc, tr, kind):
         cc_params(rng, tr, cc)
     if cc == "hpcc" and sc["network"]["ecn"].get("mark_at") == "departure":
         del sc["network"]["ecn"]["mark_at"]  # INT is stamped at dequeue, where RED reads too
+    if cc == "hpcc" and sc["fabric"]["kind"] == "gse":
+        tr["cc"] = "timely"  # HPCC needs one path per flow; GSE sprays containers
+        tr.pop("hpcc", None)
+    elif cc == "hpcc" and sc["routing"]["policy"] == "spray":
+        sc["routing"]["policy"] = "ecmp"  # the same (scenario.cpp refuses HPCC with spraying)
     if cc == "dcqcn" or cc is None and kind == "roce":  # RLTP's default is none
         dcqcn_params(rng, tr)
 

@@ -48,6 +48,9 @@ class TransportKind {
   /// True when the switches' ECN defaults for this kind are the Ultra Ethernet ones (REFERENCE.md
   /// §4.7: marking from 0.2 to 0.8 of one BDP, probability 1 at the top) rather than DCQCN's.
   virtual bool bdp_ecn_defaults() const { return false; }
+  /// True when the configured congestion control reads INT records (HPCC): it compares each
+  /// hop's record with the previous ACK's, so the scenario refuses per-packet path choices.
+  virtual bool reads_int(const KindConfig& /*cfg*/) const { return false; }
 };
 
 /// `[transport]` keys every kind shares: payload, header and control frame sizes, class.
@@ -62,6 +65,8 @@ void load_rdma(Section& s, const TransportEnv& env, std::string_view recovery, s
 
 /// `transport.cc` (default `def`) and its table `[transport.<cc>]`.
 CcConfig load_cc(Section& s, const TransportEnv& env, std::string_view def);
+/// Whether an RDMA transport's congestion control reads INT (TransportKind::reads_int).
+bool rdma_reads_int(const RoceConfig& r);
 
 std::unique_ptr<TransportKind> make_datagram_kind();
 std::unique_ptr<TransportKind> make_roce_kind();

@@ -52,6 +52,9 @@ class RoceKind final : public TransportKind {
     load_rdma(s, env, "gbn", "dcqcn", r);
     return KindConfig::of(r);
   }
+  bool reads_int(const KindConfig& cfg) const override {
+    return rdma_reads_int(cfg.get<RoceConfig>());
+  }
   std::unique_ptr<Transport> build(Network& net, FlowTable& flows, const KindConfig& cfg,
                                    const WireConfig& wire) const override {
     RoceConfig c = cfg.get<RoceConfig>();
@@ -128,6 +131,10 @@ void load_rdma(Section& s, const TransportEnv& env, std::string_view recovery, s
                            "outstanding bytes per QP (0 = unlimited)")
                        .count();
   r.cc = load_cc(s, env, cc);
+}
+
+bool rdma_reads_int(const RoceConfig& r) {
+  return r.cc.make(Rate::gbps(100), Time())->needs().int_stack;
 }
 
 CcConfig load_cc(Section& s, const TransportEnv& env, std::string_view def) {

@@ -66,6 +66,9 @@ class RltpKind final : public TransportKind {
     }
     return KindConfig::of(c);
   }
+  bool reads_int(const KindConfig& cfg) const override {
+    return rdma_reads_int(cfg.get<RltpConfig>().rdma);
+  }
   std::unique_ptr<Transport> build(Network& net, FlowTable& flows, const KindConfig& cfg,
                                    const WireConfig& wire) const override {
     const RltpConfig& c = cfg.get<RltpConfig>();
