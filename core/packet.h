@@ -29,6 +29,9 @@
 namespace fabsim {
 
 /// Bit of a packet kind code set when the kind carries transport payload (data).
+/// IEEE 802.3's minimum frame, FCS included: Ethernet pads a shorter one to it.
+inline constexpr int64_t kMinEthernetFrame = 64;
+
 inline constexpr uint8_t kDataKindBit = 0x80;
 /// Kind numbers (the code without kDataKindBit) below this are the core's; transports get
 /// blocks of the numbers from here to 127 from the PacketKindRegistry.

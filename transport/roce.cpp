@@ -16,8 +16,7 @@
 
 namespace fabsim {
 namespace {
-constexpr uint8_t kLastOfMessage = 1;   // Packet::flags bit on a message's last packet
-constexpr int64_t kMinFrameBytes = 64;  // IEEE 802.3 minimum frame, FCS included
+constexpr uint8_t kLastOfMessage = 1;  // Packet::flags bit on a message's last packet
 // Protocol area of ACKs and NACKs (transport half): the SACKed PSN, then the echoed transmit
 // time of the data packet that triggered the ACK (NIC timestamps, for delay-based CCs).
 constexpr uint8_t kEchoOffset = 8;
@@ -104,7 +103,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     p->payload = last ? m.last_payload : static_cast<uint32_t>(t_.cfg_.wire.payload);
     // Ethernet pads a frame to its 64-byte minimum (a 4-byte RDMA write of seed 004).
     p->size = static_cast<uint32_t>(
-        std::max<int64_t>(p->payload + t_.cfg_.wire.header_bytes, kMinFrameBytes));
+        std::max<int64_t>(p->payload + t_.cfg_.wire.header_bytes, kMinEthernetFrame));
     p->flow = m.flow;
     p->endpoint = peer_;
     p->src = src_;

@@ -15,7 +15,6 @@
 namespace fabsim {
 namespace {
 constexpr uint16_t kUetPort = 4793;     // UDP destination port of UET (REFERENCE.md §4.3)
-constexpr int64_t kMinFrameBytes = 64;  // IEEE 802.3 minimum frame, FCS included
 constexpr int64_t kUdpIpEthBytes = 46;  // Ethernet 14 + FCS 4 + IPv4 20 + UDP 8
 // Packet::flags bits (transport-owned 0x01..0x10).
 constexpr uint8_t kAckRequest = 0x01;  // data: the sender asks for an ACK now (AR)
@@ -893,7 +892,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   Time last_send_;
   Time gap_;
   std::unique_ptr<CreditSource> credit_;  // receiver credit (RCCC) only
-  PdsScoreboard sb_{static_cast<uint32_t>(t_.cfg_.wire.header_bytes), kMinFrameBytes};
+  PdsScoreboard sb_{static_cast<uint32_t>(t_.cfg_.wire.header_bytes), kMinEthernetFrame};
   uint64_t uud_next_ = 0;                  // UUD keeps no scoreboard
   uint64_t asked_ = PdsScoreboard::kNone;  // the latest PSN sent with AR or as a resend
   uint64_t req_ack_end_ = 0;  // the latest ReqAck's PSN: arrivals below it are ACKed at once
