@@ -339,9 +339,12 @@ void Switch::inject(Packet* p, uint16_t out) {
   if (p->tclass == kControlClass) {
     // With trimming the control class is uet-htsim's header queue: every header-only packet
     // (ACK, NACK, credit, trimmed header) that finds it over the bound is dropped. Pause frames
-    // never come here (send_pfc queues them at the port).
-    if (const AdmissionHook* h = egress.header_bound_hook()) [[unlikely]] {
-      if (header_queue_full(egress, *p, h->trimmed_bound(egress))) return;
+    // never come here (send_pfc queues them at the port). An empty class takes any packet, so
+    // the common case (ACKs drain at strict priority) costs one load, not the hook's call.
+    if (egress.queued_bytes(kControlClass) > 0) {
+      if (const AdmissionHook* h = egress.header_bound_hook()) [[unlikely]] {
+        if (header_queue_full(egress, *p, h->trimmed_bound(egress))) return;
+      }
     }
     egress.enqueue(p);
     return;
