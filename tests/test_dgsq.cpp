@@ -10,6 +10,9 @@
 
 #include <cstdio>
 #include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "report/writers.h"
 #include "scenario/runner.h"
@@ -272,9 +275,10 @@ trace = true
   std::printf("[ figures ] weighted grants 3:1, delivered ratio %.4f\n", ratio);
 }
 
-TEST(Dgsq, PoolExhaustionFallsBackCountedAndLosesNothing) {
-  // One VOQ per GSP: a leaf sending to two destinations puts the second on the shared path.
-  const std::string toml = R"(
+// RoCE flows of `bytes` each (src, dst) on a leaf-spine of 4 servers x 8 GPUs (one leaf each)
+// and 4 spines.
+std::string roce_flows(const std::vector<std::pair<int, int>>& flows, const std::string& bytes) {
+  std::string toml = R"(
 [topology]
 kind = "leaf_spine"
 servers = 4
@@ -284,19 +288,17 @@ spines = 4
 kind = "roce"
 [workload]
 kind = "flows"
-[[workload.flows]]
-src = 8
-dst = 0
-bytes = "2MB"
-[[workload.flows]]
-src = 9
-dst = 1
-bytes = "2MB"
-[[workload.flows]]
-src = 10
-dst = 17
-bytes = "2MB"
 )";
+  for (const auto& [src, dst] : flows) {
+    toml +=
+        fmt::format("[[workload.flows]]\nsrc = {}\ndst = {}\nbytes = \"{}\"\n", src, dst, bytes);
+  }
+  return toml;
+}
+
+TEST(Dgsq, PoolExhaustionFallsBackCountedAndLosesNothing) {
+  // One VOQ per GSP: a leaf sending to two destinations puts the second on the shared path.
+  const std::string toml = roce_flows({{8, 0}, {9, 1}, {10, 17}}, "2MB");
   auto sets = kDgsq;
   sets.push_back("fabric.gse.voq_pool_queues=1");
   const RunResult r = run_checked(load_scenario_text(toml, "pool.toml", sets));
@@ -312,29 +314,7 @@ bytes = "2MB"
 // behind the older ones instead of going ungranted ahead of them: nothing reaches a NIC out of
 // order and no NACK is sent (until 2026-11-29 they overtook, and the go-back-N NICs NACKed).
 TEST(Dgsq, PastTheBytePoolAPacketNeverOvertakesItsVoq) {
-  const std::string toml = R"(
-[topology]
-kind = "leaf_spine"
-servers = 4
-gpus_per_server = 8
-spines = 4
-[transport]
-kind = "roce"
-[workload]
-kind = "flows"
-[[workload.flows]]
-src = 8
-dst = 0
-bytes = "4MB"
-[[workload.flows]]
-src = 9
-dst = 0
-bytes = "4MB"
-[[workload.flows]]
-src = 10
-dst = 0
-bytes = "4MB"
-)";
+  const std::string toml = roce_flows({{8, 0}, {9, 0}, {10, 0}}, "4MB");
   auto sets = kDgsq;
   sets.push_back("fabric.gse.voq_pool_bytes=\"256KiB\"");
   const RunResult r = run_checked(load_scenario_text(toml, "pool.toml", sets));

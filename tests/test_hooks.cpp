@@ -215,13 +215,22 @@ TEST(Trim, ATrimmedSizeTruncatesTheHeaderButNeverGrowsIt) {
 // headers cut while the data class is paused,
 // the first starts on the wire at once, the next two (62 B each) wait in the control class, and
 // the last two find 124 + 62 > 128 and are dropped as buffer drops; the ledger balances.
-TEST(Trim, AHeaderBeyondTheTrimmedClassBoundIsDropped) {
-  Bench t(no_ecn());
+// A trim hook on class 1 of the port towards host 0, with a threshold of 2 frames and a
+// trimmed-class bound of 128 B.
+TrimHook& bounded_trim(Bench& t, TrimHook::Config* config = nullptr) {
   TrimHook::Config tc;
   tc.threshold = Bytes(2 * kFrame);
   tc.header_queue = Bytes(128);
+  if (config != nullptr) *config = tc;
   TrimHook& hook = t.sw().adopt_hook(std::make_unique<TrimHook>(tc));
   t.sw().set_admission_hook(0, 1, &hook);
+  return hook;
+}
+
+TEST(Trim, AHeaderBeyondTheTrimmedClassBoundIsDropped) {
+  Bench t(no_ecn());
+  TrimHook::Config tc;
+  const TrimHook& hook = bounded_trim(t, &tc);
   EXPECT_EQ(hook.trimmed_bound(t.down()), 128);
   tc.header_queue = Bytes();  // the default: twice this port's threshold, scaled with it
   tc.reference_rate = Rate::gbps(25);
@@ -259,11 +268,7 @@ TEST(Trim, AHeaderBeyondTheTrimmedClassBoundIsDropped) {
 // trimmed headers met the bound.
 TEST(Trim, TheBoundHoldsForEveryHeaderOnlyPacket) {
   Bench t(no_ecn());
-  TrimHook::Config tc;
-  tc.threshold = Bytes(2 * kFrame);
-  tc.header_queue = Bytes(128);
-  TrimHook& hook = t.sw().adopt_hook(std::make_unique<TrimHook>(tc));
-  t.sw().set_admission_hook(0, 1, &hook);
+  TrimHook& hook = bounded_trim(t);
   EXPECT_EQ(t.down().header_bound_hook(), &hook);
   const auto acks = [&t](uint64_t from) {
     for (uint64_t s = from; s < from + 5; ++s) {
