@@ -128,7 +128,10 @@ class IncastKind final : public WorkloadKind {
 void flow_keys(Section& f, FlowSpec& spec) {
   spec.src = static_cast<uint32_t>(f.integer("src", 0, 0, kMaxInt, "source host id"));
   spec.dst = static_cast<uint32_t>(f.integer("dst", 1, 0, kMaxInt, "destination host id"));
-  spec.bytes = f.bytes("bytes", Bytes(1000000), Bytes(0), kMaxBytes, "bytes").count();
+  spec.bytes = f.bytes("bytes", Bytes(1000000), Bytes(0), kMaxBytes,
+                       "bytes (0: an empty flow, which sends nothing and completes at its start, "
+                       "with FCT 0; a run lasts at least until then)")
+                   .count();
   spec.start = f.time("start", Time(), "start time");
 }
 
