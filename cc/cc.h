@@ -139,6 +139,11 @@ struct CcContext {
   /// Frame bytes beyond the payload of a data packet: the transport's headers on the wire
   /// (NSCC's MTU is mss + this unless its own key says otherwise). 0 = not given.
   int64_t header_bytes = 0;
+  /// The bytes one full data packet counts against a window in the transport's own check: RoCE
+  /// counts payload bytes (ns-3 and the RoCE QP compare PSN ranges), UET frame bytes (the PDS
+  /// counts frames in flight, as uet-htsim). A CC that keeps its window in packets (Swift) gives
+  /// it as packets x this, so a window of N packets lets N packets out. 0 = mss.
+  int64_t window_packet_bytes = 0;
   /// The fabric's longest unloaded round trip (net/round_trip.h): HPCC's T with GLOBAL_T,
   /// and the base of its window (line x T). 0 when the transport does not know it.
   Time base_rtt;

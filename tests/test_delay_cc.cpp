@@ -518,6 +518,40 @@ kind = "flows"
   EXPECT_NEAR(last("0.5") / last("1"), 2.0, 0.1);
 }
 
+// Swift's window in packets means whole packets under UET too, whose PDS counts frame bytes in
+// flight (header included) where RoCE counts payload: with an ACK per packet, a window pinned
+// at N packets carries N packets per round trip, so the transfer time falls as 1 / N. Given in
+// payload bytes, N packets of window let only N - 1 frames out (2 packets took as long as 1).
+TEST(DelayScenario, SwiftsWindowOfNPacketsLetsNFramesOutUnderUet) {
+  const std::string base = R"(
+[topology]
+kind = "single_switch"
+hosts = 2
+[transport]
+kind = "uet"
+cc = "swift"
+[transport.uet]
+ack_every = "1B"
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 0
+dst = 1
+bytes = "2MB"
+)";
+  auto fct = [&base](const std::string& cwnd) {
+    const RunResult r = run_checked(load_scenario_text(base, "u.toml",
+                                                       {"transport.swift.initial_cwnd=" + cwnd,
+                                                        "transport.swift.min_cwnd=" + cwnd,
+                                                        "transport.swift.max_cwnd=" + cwnd}));
+    EXPECT_TRUE(r.all_done);
+    return static_cast<double>(r.flows[0].fct().ps());
+  };
+  const double one = fct("1");
+  EXPECT_NEAR(one / fct("2"), 2.0, 0.02);
+  EXPECT_NEAR(one / fct("4"), 4.0, 0.04);
+}
+
 // Swift's RTO (max(2 x smoothed RTT, 100 us)) replaces RoCE's IB timeout of 67 ms: at 5 % loss
 // the tail losses of 16 flows time out and each costs about 100 us, not 67 ms.
 TEST(DelayScenario, SwiftsRtoGovernsRoceTimeouts) {

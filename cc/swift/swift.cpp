@@ -8,6 +8,8 @@ namespace fabsim {
 
 SwiftCc::SwiftCc(const SwiftConfig& cfg, const CcContext& ctx)
     : cfg_(cfg), line_(static_cast<double>(ctx.line.bps())), mss_(static_cast<double>(ctx.mss)),
+      packet_bytes_(
+          static_cast<double>(ctx.window_packet_bytes > 0 ? ctx.window_packet_bytes : ctx.mss)),
       hops_(ctx.hops) {
   if (cfg_.per_hop <= Time()) cfg_.per_hop = Time::ps(cfg_.base_target.ps() * 100 / 655);
   if (cfg_.fs_range <= Time()) cfg_.fs_range = cfg_.base_target * 5;
@@ -37,11 +39,11 @@ CcOutput SwiftCc::output() const {
     // Whole packets only: a packet goes while the packets in flight and it fit the window
     // (htsim sends while in flight + mss <= cwnd), so a window of 1.9 packets holds 1.
     const double packets = std::floor(std::max(cwnd_, 1.0));
-    return {line, Bytes(static_cast<int64_t>(packets * mss_)), Time(), rto()};
+    return {line, Bytes(static_cast<int64_t>(packets * packet_bytes_)), Time(), rto()};
   }
   // Below one packet: one packet in flight, and one packet, whatever its size, per rtt / cwnd.
-  return {line, Bytes(static_cast<int64_t>(mss_)), Time::ps(static_cast<int64_t>(rtt_ / cwnd_)),
-          rto()};
+  return {line, Bytes(static_cast<int64_t>(packet_bytes_)),
+          Time::ps(static_cast<int64_t>(rtt_ / cwnd_)), rto()};
 }
 
 bool SwiftCc::a_round_trip_since_decrease(Time now) const {

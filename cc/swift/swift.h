@@ -12,9 +12,12 @@
 // paper's Algorithm 1, htsim's swift.cpp; REFERENCE.md §2.2's Falcon statement counts early
 // retransmissions too, see docs/MODEL.md). Clamp to [min_cwnd, max_cwnd]. The window holds whole
 // packets (floor(cwnd) of them); below one packet it is one packet, and packets, whatever their
-// size, start at least rtt / cwnd apart. RTO = max(rto_scalar x smoothed RTT, min_rto).
-// The fabric delay here is the NIC-timestamped round trip: fabsim's hosts add no processing
-// delay. Defaults: htsim's labelled guesses [UNVERIFIED: the paper's production values].
+// size, start at least rtt / cwnd apart. The window goes out as packets x the bytes the
+// transport counts per packet (CcContext::window_packet_bytes: payload under RoCE, the frame
+// under UET), so N packets of window let N packets out under either. RTO = max(rto_scalar x
+// smoothed RTT, min_rto). The fabric delay here is the NIC-timestamped round trip: fabsim's hosts
+// add no processing delay. Defaults: htsim's labelled guesses [UNVERIFIED: the paper's production
+// values].
 #pragma once
 
 #include "cc/cc.h"
@@ -63,6 +66,7 @@ class SwiftCc final : public CongestionControl {
   SwiftConfig cfg_;
   double line_;
   double mss_;
+  double packet_bytes_;  // one packet of window in the transport's unit (CcContext)
   int hops_;
   double cwnd_;
   double delay_ = 0;  // ps, smoothed

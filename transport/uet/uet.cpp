@@ -212,6 +212,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     ctx.start = sim_.now();
     ctx.mss = t.cfg_.wire.payload;
     ctx.header_bytes = t.cfg_.wire.header_bytes;
+    ctx.window_packet_bytes = t.cfg_.wire.payload + t.cfg_.wire.header_bytes;  // full_frame()
     ctx.base_rtt = t.base_rtt_;
     ctx.trimming = t.cfg_.trimming;
     ctx.receiver_credit = t.cfg_.receiver_credit;
