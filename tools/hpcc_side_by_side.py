@@ -6,7 +6,7 @@
    at 30 % load) with the chosen CC, and writes its flows (flows.csv).
 2. Those flows become an ns-3 flow file (`src dst 3 100 size start_s`, starts offset by 2 s as
    HPCC's generator does), and a config file is written with run.py's values at --bw 100 for
-   `--cc hp` or `--cc dcqcn` (the keys and values of REFERENCE.md §9.2.3).
+   `--cc hp`, `--cc dcqcn` or `--cc timely` (the keys and values of REFERENCE.md §9.2.3).
 3. ns-3's scratch/third runs them on mix/fat.txt.
 4. Flows are matched one to one (source, destination, size, start). Both FCTs are divided by
    ns-3's standalone FCT of the flow (the same denominator), clamped at 1 as HPCC's
@@ -15,7 +15,7 @@
 The peer is built outside this repository (REFERENCE.md §9.2.1; docs/VALIDATION.md says how).
 
   tools/hpcc_side_by_side.py --fabsim build/release/apps/fabsim/fabsim \\
-      --hpcc /work/peers/hpcc/simulation --cc hpcc --duration 2ms --out out/hpcc-side
+      --hpcc /work/peers/hpcc/simulation --cc hpcc|dcqcn|timely --duration 2ms --out out/hpcc-side
   tools/hpcc_side_by_side.py --plot out/hpcc-side     (slowdown-vs-ns3.png from both CCs' runs)
 """
 import argparse
@@ -49,6 +49,17 @@ PER_CC = {
              "VAR_WIN": "1", "FAST_REACT": "1", "INT_MULTI": "4", "ACK_HIGH_PRIO": "0"},
     "dcqcn": {"CC_MODE": "1", "RATE_AI": "20Mb/s", "RATE_HAI": "200Mb/s", "HAS_WIN": "0",
               "VAR_WIN": "0", "FAST_REACT": "0", "INT_MULTI": "1", "ACK_HIGH_PRIO": "1"},
+    # run.py --cc timely: ai = 10 x bw / 10, hai = 50 x bw / 10 Mb/s
+    "timely": {"CC_MODE": "7", "RATE_AI": "100Mb/s", "RATE_HAI": "500Mb/s", "HAS_WIN": "0",
+               "VAR_WIN": "0", "FAST_REACT": "0", "INT_MULTI": "1", "ACK_HIGH_PRIO": "1"},
+}
+# fabsim keys per CC. ns-3's TIMELY carries its send timestamp in every data packet and ACK
+# (IntHeader mode TS, 8 B); fabsim's TIMELY reads NIC timestamps and sends none, so the
+# comparison adds those bytes to fabsim's frames (the scenario's 48 B header, 64 B ACK).
+FABSIM_SETS = {
+    "hpcc": [],
+    "dcqcn": ["transport.dcqcn.preset=connectx"],
+    "timely": ["transport.header_bytes=56", "transport.control_bytes=72"],
 }
 BASE_NS = 2_000_000_000  # HPCC's generator starts flows at 2 s
 
@@ -75,7 +86,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fabsim", required=True)
     ap.add_argument("--hpcc", required=True, help="the peer's simulation/ directory (built)")
-    ap.add_argument("--cc", choices=["hpcc", "dcqcn"], default="hpcc")
+    ap.add_argument("--cc", choices=sorted(PER_CC), default="hpcc")
     ap.add_argument("--duration", default="2ms", help="arrival window of the web-search flows")
     ap.add_argument("--seed", default="1")
     ap.add_argument("--buckets", type=int, default=10)
@@ -87,8 +98,8 @@ def main():
 
     # 1. fabsim
     sets = ["--set", f"workload.duration={args.duration}", "--set", f"transport.cc={args.cc}"]
-    if args.cc == "dcqcn":
-        sets += ["--set", "transport.dcqcn.preset=connectx"]
+    for kv in FABSIM_SETS[args.cc]:
+        sets += ["--set", kv]
     fab_dir = out / f"fabsim-{args.cc}"
     f_wall, f_rss, _ = timed([args.fabsim, "run", str(SCENARIO), "--seed", args.seed,
                               "--out", str(fab_dir)] + sets)
