@@ -9,6 +9,7 @@
 #include <filesystem>  // temporary trace files
 #include <fstream>     // writing them
 #include <map>         // expected groups
+#include <set>         // communicators
 #include <string>      // dumps
 #include <vector>      // nodes
 
@@ -251,6 +252,18 @@ TEST(Traces, SimaiExampleBecomesSimAIsWalk) {
   EXPECT_EQ(g.nodes.size(), 156U);  // 12 compute phases x 8 ranks, 30 collectives, 30 delays
   EXPECT_EQ(g.categories,
             (std::vector<std::string>{"compute", "tp", "update", "ep", "dp", "dp_ep"}));
+  // Each rank set of a group kind is one communicator: collectives over the same ranks and of
+  // the same kind share one, and no two kinds or rank sets do.
+  std::map<std::pair<uint16_t, std::vector<uint32_t>>, std::set<uint32_t>> comm_of;
+  std::set<uint32_t> all;
+  for (const GraphNode& n : g.nodes) {
+    if (n.kind != GraphNode::Kind::kCollective) continue;
+    EXPECT_NE(n.comm, 0U);
+    comm_of[{n.category, n.group}].insert(n.comm);
+    all.insert(n.comm);
+  }
+  for (const auto& [key, comms] : comm_of) EXPECT_EQ(comms.size(), 1U);
+  EXPECT_EQ(all.size(), comm_of.size());
 }
 
 // Two ranks, TP 1 (so the forward AllReduce has a group of one rank and moves nothing), DP 2.
@@ -599,10 +612,10 @@ TEST(Traces, ChakraExampleBecomesThisGraph) {
                            "6: compute r3 40us [compute] <- [5]\n"
                            "7: compute r3 80us [compute] <- [6]\n"
                            "8: allreduce_ring {2,3} 1048576 B [allreduce_ring] <- [4,7]\n"
-                           "9: sendrecv {2,0} 262144 B [sendrecv] <- [0,4]\n"
-                           "10: compute r0 80us [compute] <- [9]\n"
-                           "11: sendrecv {3,1} 262144 B [sendrecv] <- [1,7]\n"
-                           "12: compute r1 80us [compute] <- [11]\n"
+                           "9: sendrecv {2,0} 262144 B [sendrecv] <- [4]\n"
+                           "10: compute r0 80us [compute] <- [0,9]\n"
+                           "11: sendrecv {3,1} 262144 B [sendrecv] <- [7]\n"
+                           "12: compute r1 80us [compute] <- [1,11]\n"
                            "13: allreduce_ring {0,1} 1048576 B [allreduce_ring] <- [10,12]\n"
                            "14: allgather {0,1,2,3} 262144 B [allgather] <- [8,13]\n"
                            "15: compute r0 10us [compute] <- [14]\n"
@@ -618,6 +631,21 @@ TEST(Traces, ChakraExampleBecomesThisGraph) {
   ChakraOptions total;
   total.allgather_per_rank = false;
   EXPECT_EQ(build_chakra_graph(read_example(), total).graph.nodes[14].bytes, 65536);
+  // Each process group is one communicator (numbered as first met: "1", the default group of
+  // the AllGather and the AllToAll, "2"); send/receives have none.
+  std::vector<uint32_t> comms;
+  for (const GraphNode& n : g.graph.nodes) comms.push_back(n.comm);
+  EXPECT_EQ(comms,
+            (std::vector<uint32_t>{0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2}));
+  // Rendezvous: a send waits for its receiver's dependencies too (rank 0's forward for the
+  // gradient coming back from rank 2).
+  ChakraOptions rendezvous;
+  rendezvous.eager_p2p = false;
+  const std::string r = dump(build_chakra_graph(read_example(), rendezvous).graph);
+  EXPECT_NE(r.find("9: sendrecv {2,0} 262144 B [sendrecv] <- [0,4]\n"
+                   "10: compute r0 80us [compute] <- [9]\n"),
+            std::string::npos)
+      << r;
 }
 
 // Small hand-made traces for the rules and the errors.
@@ -672,23 +700,93 @@ TEST(Traces, ChakraMergingRules) {
   mem.data_deps = {1};
   EtNode bcast = coll_node(3, EtCollective::kBroadcast, 100, {2});
   bcast.duration_us = 7;
-  const ChakraGraph g = build_chakra_graph(
+  const auto traces =
       ranks_of({{comp_node(1, 5), mem, coll_node(2, EtCollective::kAllReduce, 64, {9}, "tp"), bcast,
                  p2p_node(4, true, 2, 10, 7, {3}), p2p_node(5, true, 2, 20, 8, {3}),
                  coll_node(6, EtCollective::kAllReduce, 8, {}, "solo")},
                 {coll_node(1, EtCollective::kAllReduce, 64, {}, "tp")},
-                {p2p_node(1, false, 0, 20, 8), p2p_node(2, false, 0, 10, 7, {1})}}),
-      {});
+                {p2p_node(1, false, 0, 20, 8), p2p_node(2, false, 0, 10, 7, {1})}});
+  const ChakraGraph g = build_chakra_graph(traces, {});
   ASSERT_EQ(g.error, "");
+  // Eager sends wait for the sender alone, so the receive order on rank 2 does not hold the
+  // tag-7 send back.
   EXPECT_EQ(dump(g.graph), "0: compute r0 5us [compute] <- []\n"
                            "1: allreduce_ring {0,1} 64 B [allreduce_ring] <- [0]\n"
                            "2: delay 7us [broadcast] <- [1]\n"
-                           "3: sendrecv {0,2} 20 B [sendrecv] <- [2]\n"
-                           "4: sendrecv {0,2} 10 B [sendrecv] <- [2,3]\n");
+                           "3: sendrecv {0,2} 10 B [sendrecv] <- [2]\n"
+                           "4: sendrecv {0,2} 20 B [sendrecv] <- [2]\n");
   ASSERT_EQ(g.warnings.size(), 2U);
   EXPECT_EQ(g.warnings[0], "process group 'solo' is defined by no comm-group file or METADATA "
                            "node: taken as the ranks whose traces hold a collective on it, {0}");
   EXPECT_NE(g.warnings[1].find("process group 'tp'"), std::string::npos);
+  // Rendezvous: the tag-7 send waits for rank 2's receive of tag 8 first.
+  ChakraOptions rendezvous;
+  rendezvous.eager_p2p = false;
+  EXPECT_NE(dump(build_chakra_graph(traces, rendezvous).graph)
+                .find("3: sendrecv {0,2} 20 B [sendrecv] <- [2]\n"
+                      "4: sendrecv {0,2} 10 B [sendrecv] <- [2,3]\n"),
+            std::string::npos);
+}
+
+// Issue order, control dependencies, CPU operations and communicators (a review against
+// ASTRA-sim's feeder and NCCL's streams):
+//  - collectives pair up in each file's dependency order, not its byte order;
+//  - ctrl_deps order nodes as data_deps do (ctrl_deps = false: ignored);
+//  - an is_cpu_op compute node is a delay beside the GPU stream;
+//  - one process group is one communicator, so its collectives run one at a time;
+//  - eager send/receive: a ring where each rank sends, then receives after its own send, runs
+//    (rendezvous would deadlock, and says so).
+TEST(Traces, ChakraIssueOrderControlDepsCpuOpsAndCommunicators) {
+  using C = EtCollective;
+  // Rank 1 writes its AllGather (which depends on its AllReduce) first.
+  const ChakraGraph order = build_chakra_graph(
+      ranks_of({{coll_node(1, C::kAllReduce, 8), coll_node(2, C::kAllGather, 8, {1})},
+                {coll_node(2, C::kAllGather, 8, {1}), coll_node(1, C::kAllReduce, 8)}}),
+      {});
+  ASSERT_EQ(order.error, "");
+  EXPECT_EQ(dump(order.graph), "0: allreduce_ring {0,1} 8 B [allreduce_ring] <- []\n"
+                               "1: allgather {0,1} 16 B [allgather] <- [0]\n");
+  EXPECT_EQ(order.graph.nodes[0].comm, order.graph.nodes[1].comm);
+  EXPECT_NE(order.graph.nodes[0].comm, 0U);
+
+  EtNode after = coll_node(2, C::kAllReduce, 64);
+  after.ctrl_deps = {1};
+  EtNode cpu = comp_node(3, 100);
+  cpu.cpu_op = true;
+  const auto traces =
+      ranks_of({{comp_node(1, 100), after, cpu}, {coll_node(1, C::kAllReduce, 64)}});
+  EXPECT_EQ(dump(build_chakra_graph(traces, {}).graph),
+            "0: compute r0 100us [compute] <- []\n"
+            "1: allreduce_ring {0,1} 64 B [allreduce_ring] <- [0]\n"
+            "2: delay 100us [cpu] <- []\n");
+  ChakraOptions data_only;
+  data_only.ctrl_deps = false;
+  EXPECT_NE(dump(build_chakra_graph(traces, data_only).graph)
+                .find("allreduce_ring {0,1} 64 B [allreduce_ring] <- []"),
+            std::string::npos);
+  EtNode dangling = comp_node(1, 1);
+  dangling.ctrl_deps = {7};
+  EXPECT_NE(build_chakra_graph(ranks_of({{dangling}}), {})
+                .error.find("t.0.et: node 1 'c1': ctrl_deps: a node id of the same file, got 7"),
+            std::string::npos);
+
+  std::vector<std::vector<EtNode>> ring(3);
+  for (int64_t r = 0; r < 3; ++r) {
+    ring[r] = {p2p_node(1, true, (r + 1) % 3, 1000, 0),
+               p2p_node(2, false, (r + 2) % 3, 1000, 0, {1}), comp_node(3, 5, {2})};
+  }
+  const ChakraGraph eager = build_chakra_graph(ranks_of(ring), {});
+  ASSERT_EQ(eager.error, "");
+  EXPECT_EQ(dump(eager.graph), "0: sendrecv {0,1} 1000 B [sendrecv] <- []\n"
+                               "1: sendrecv {1,2} 1000 B [sendrecv] <- []\n"
+                               "2: compute r1 5us [compute] <- [0,1]\n"
+                               "3: sendrecv {2,0} 1000 B [sendrecv] <- []\n"
+                               "4: compute r0 5us [compute] <- [0,3]\n"
+                               "5: compute r2 5us [compute] <- [1,3]\n");
+  ChakraOptions rendezvous;
+  rendezvous.eager_p2p = false;
+  EXPECT_NE(build_chakra_graph(ranks_of(ring), rendezvous).error.find("would deadlock"),
+            std::string::npos);
 }
 
 TEST(Traces, ChakraRefusesBadTraces) {
@@ -703,7 +801,7 @@ TEST(Traces, ChakraRefusesBadTraces) {
        "t.0.et: node 1 'c1': data_deps: a node id of the same file, "
        "got 5"},
       {{{comp_node(1, 1, {2}), comp_node(2, 1, {1})}},
-       "t.0.et: node 1 'c1': its data_deps form a cycle"},
+       "t.0.et: node 1 'c1': its data_deps and ctrl_deps form a cycle"},
       {{{unknown}}, "t.0.et: node 1 'c1': type: a NodeType from 0 to 7, got 12"},
       {{{no_type}, {}}, "t.0.et: node 1 'k1': a COMM_COLL_NODE needs a comm_type"},
       {{{coll_node(1, C::kReduce, 8)}, {coll_node(1, C::kReduce, 8)}},
@@ -836,6 +934,15 @@ TEST(Traces, ChakraScenarioKeys) {
                 .find("key 'workload.comm_groups': expected a JSON object of process group -> "
                       "list of ranks"),
             std::string::npos);
+  // Rank discovery stops at a missing file; a later rank's file makes that an error.
+  const std::string node = message(std::string("\x08\x01\x18\x04\x38\x01", 6));  // COMP, 1 us
+  for (int r : {0, 1, 3}) dir.write(fmt::format("gap.{}.et", r), message("") + node);
+  EXPECT_NE(error(fmt::format("trace = \"{}/gap\"", dir.path()))
+                .find(fmt::format("key 'workload.trace': expected every rank's file from 0 up: "
+                                  "{0}/gap.3.et exists but {0}/gap.2.et does not",
+                                  dir.path())),
+            std::string::npos);
+  EXPECT_EQ(error(fmt::format("trace = \"{}/gap\"\nranks = 2", dir.path())), "");
   // Two ranks only: the METADATA node's groups name ranks 2 and 3.
   EXPECT_NE(error(fmt::format("trace = \"{}\"\nranks = 2", kChakraExample))
                 .find("process group '2': ranks below the 2 traces, got 3"),

@@ -174,13 +174,16 @@ class Builder {
       std::vector<uint32_t> missing(nodes.size(), 0);
       std::vector<std::vector<uint32_t>> children(nodes.size());
       for (uint32_t i = 0; i < nodes.size(); ++i) {
-        for (uint64_t d : nodes[i].data_deps) {
-          const auto it = pos.find(d);
-          if (it == pos.end()) {
-            return bad(
-                fmt::format("{}: data_deps: a node id of the same file, got {}", where(r, i), d));
+        for (const bool ctrl : {false, true}) {
+          if (ctrl && !opt_.ctrl_deps) break;
+          for (uint64_t d : ctrl ? nodes[i].ctrl_deps : nodes[i].data_deps) {
+            const auto it = pos.find(d);
+            if (it == pos.end()) {
+              return bad(fmt::format("{}: {}: a node id of the same file, got {}", where(r, i),
+                                     ctrl ? "ctrl_deps" : "data_deps", d));
+            }
+            deps_[r][i].push_back(it->second);
           }
-          deps_[r][i].push_back(it->second);
         }
         std::sort(deps_[r][i].begin(), deps_[r][i].end());
         deps_[r][i].erase(std::unique(deps_[r][i].begin(), deps_[r][i].end()), deps_[r][i].end());
@@ -202,9 +205,10 @@ class Builder {
       if (topo_[r].size() != nodes.size()) {
         for (uint32_t i = 0; i < nodes.size(); ++i) {
           if (missing[i] > 0) {
-            return bad(fmt::format("{}: its data_deps form a cycle (the file's dependencies "
+            return bad(fmt::format("{}: its {} form a cycle (the file's dependencies "
                                    "must be acyclic)",
-                                   where(r, i)));
+                                   where(r, i),
+                                   opt_.ctrl_deps ? "data_deps and ctrl_deps" : "data_deps"));
           }
         }
       }
@@ -323,11 +327,15 @@ class Builder {
   // One unit per compute node, collective instance, broadcast and send/recv pair.
   bool units() {
     unit_of_.resize(n_);
+    joins_.resize(n_);
     for (uint32_t r = 0; r < n_; ++r) {
       const auto& nodes = ranks_[r].nodes;
       unit_of_[r].assign(nodes.size(), kPass);
+      joins_[r].assign(nodes.size(), kPass);
       std::map<std::string, uint32_t> issued;  // per process group: collectives so far
-      for (uint32_t i = 0; i < nodes.size(); ++i) {
+      // Issue order: the file's dependency order (file order among independent nodes, so a file
+      // written in dependency order is read in file order).
+      for (uint32_t i : topo_[r]) {
         if (!node(r, i, issued)) return false;
       }
     }
@@ -343,10 +351,10 @@ class Builder {
                                  e.duration_us));
         }
         Unit u;
-        u.node.kind = GraphNode::Kind::kCompute;
+        u.node.kind = e.cpu_op ? GraphNode::Kind::kDelay : GraphNode::Kind::kCompute;
         u.node.rank = r;
         u.node.duration = Time::us(static_cast<int64_t>(e.duration_us));
-        u.category = "compute";
+        u.category = e.cpu_op ? "cpu" : "compute";
         u.what = where(r, i);
         u.members.emplace_back(r, i);
         unit_of_[r][i] = add_unit(std::move(u));
@@ -424,6 +432,8 @@ class Builder {
       u.category = collective_name(row->second);
       u.what = fmt::format("collective {} (in issue order) of process group '{}'", k + 1, key);
       u.pg = key;
+      // One communicator per process group: its collectives run one at a time.
+      u.node.comm = comms_.try_emplace(key, static_cast<uint32_t>(comms_.size() + 1)).first->second;
       u.comm_type = *e.comm_type;
       u.comm_size = *e.comm_size;
       it->second = add_unit(std::move(u));
@@ -476,7 +486,7 @@ class Builder {
         const auto& [r, i] = sends[std::min(recvs, sends.size() - 1)];
         return bad(fmt::format("{}: {} sends from rank {} to rank {} with tag {} but {} matching "
                                "receives in rank {}'s trace (a send and a receive pair up in "
-                               "file order)",
+                               "issue order)",
                                where(r, i), sends.size(), a, b, tag, recvs, b));
       }
       for (size_t k = 0; k < sends.size(); ++k) {
@@ -495,10 +505,19 @@ class Builder {
         u.node.bytes = bytes;
         u.category = collective_name(Collective::kSendRecv);
         u.what = fmt::format("send {} from rank {} to rank {} with tag {}", k + 1, a, b, tag);
-        u.members = {{sr, si}, {rr, ri}};
-        const uint32_t id = add_unit(std::move(u));
-        unit_of_[sr][si] = id;
-        unit_of_[rr][ri] = id;
+        if (opt_.eager_p2p) {
+          // The transfer waits for the sender alone; the receive passes on its own
+          // dependencies and the transfer.
+          u.members = {{sr, si}};
+          const uint32_t id = add_unit(std::move(u));
+          unit_of_[sr][si] = id;
+          joins_[rr][ri] = id;
+        } else {
+          u.members = {{sr, si}, {rr, ri}};
+          const uint32_t id = add_unit(std::move(u));
+          unit_of_[sr][si] = id;
+          unit_of_[rr][ri] = id;
+        }
       }
     }
     for (const auto& [key, recvs] : recvs_) {
@@ -548,6 +567,7 @@ class Builder {
         }
         std::vector<uint32_t>& w = waits[r][i];
         for (uint32_t d : deps_[r][i]) w.insert(w.end(), waits[r][d].begin(), waits[r][d].end());
+        if (joins_[r][i] != kPass) w.push_back(joins_[r][i]);
         std::sort(w.begin(), w.end());
         w.erase(std::unique(w.begin(), w.end()), w.end());
       }
@@ -618,6 +638,9 @@ class Builder {
   std::vector<Unit> units_;
   std::vector<std::vector<uint32_t>> unit_of_;  // per rank, node: its unit or kPass
   std::map<std::pair<std::string, uint32_t>, uint32_t> instances_;
+  std::map<std::string, uint32_t> comms_;  // process group -> communicator id (from 1)
+  // Per rank, node: the transfer an eager receive also waits for (kPass: none).
+  std::vector<std::vector<uint32_t>> joins_;
   using P2pKey = std::tuple<uint32_t, uint32_t, int64_t>;  // (sender, receiver, tag)
   std::map<P2pKey, std::vector<std::pair<uint32_t, uint32_t>>> sends_, recvs_;
   std::vector<uint32_t> sequence_;  // units in graph order
@@ -664,6 +687,7 @@ std::string read_chakra_file(const std::string& path, EtRank* out) {
     e.name = m.name();
     e.type = static_cast<int32_t>(m.type());
     e.data_deps.assign(m.data_deps().begin(), m.data_deps().end());
+    e.ctrl_deps.assign(m.ctrl_deps().begin(), m.ctrl_deps().end());
     e.duration_us = m.duration_micros();
     e.inputs_values = m.inputs().values();
     for (const auto& a : m.attr()) {
@@ -673,6 +697,14 @@ std::string read_chakra_file(const std::string& path, EtRank* out) {
                              e.name);
         }
         e.pg_name = a.string_val();
+        continue;
+      }
+      if (a.name() == "is_cpu_op") {
+        if (a.value_case() != ChakraProtoMsg::AttributeProto::kBoolVal) {
+          return fmt::format("{}: node {} '{}': attribute is_cpu_op: a bool_val", path, e.id,
+                             e.name);
+        }
+        e.cpu_op = a.bool_val();
         continue;
       }
       for (const IntAttr& k : kIntAttrs) {
@@ -758,6 +790,14 @@ class ChakraKind final : public WorkloadKind {
         s.choice("allgather_size", "per_rank", {"per_rank", "total"},
                  "what an ALL_GATHER's comm_size is: per_rank, one rank's input (PyTorch's "
                  "converter; S = comm_size x group size); total, nccl-tests' S") == "per_rank";
+    opt.ctrl_deps = s.boolean("ctrl_deps", true,
+                              "ctrl_deps are dependencies too, as ASTRA-sim's current feeder reads "
+                              "them (false: data_deps alone, as the older reference feeder)");
+    opt.eager_p2p =
+        s.choice("p2p", "eager", {"eager", "rendezvous"},
+                 "a send/receive pair: eager, the transfer starts when the sender is ready and "
+                 "the receive completes once it has arrived and the receiver is ready (ASTRA-sim's "
+                 "backends); rendezvous, the transfer waits for both sides") == "eager";
     c.place = load_placement(s, hosts);
     if (s.describing()) return KindConfig::of(c);
     if (c.trace.empty()) s.fail("trace", "the prefix of a Chakra trace's <prefix>.<rank>.et files");
@@ -774,6 +814,27 @@ class ChakraKind final : public WorkloadKind {
     }
     if (ranks.empty()) {
       s.fail("trace", fmt::format("a Chakra trace, rank 0's file {}.0.et at least", prefix));
+    }
+    if (c.ranks == 0) {
+      // Discovery stops at the first missing file: a later rank's file means one is missing.
+      const std::filesystem::path pre(prefix);
+      const std::string stem = pre.filename().string() + ".";
+      std::error_code ec;
+      for (const auto& f : std::filesystem::directory_iterator(
+               pre.parent_path().empty() ? std::filesystem::path(".") : pre.parent_path(), ec)) {
+        const std::string name = f.path().filename().string();
+        if (!name.starts_with(stem) || !name.ends_with(".et")) continue;
+        const std::string digits = name.substr(stem.size(), name.size() - stem.size() - 3);
+        if (digits.empty() || digits.size() > 9 ||
+            !std::all_of(digits.begin(), digits.end(),
+                         [](char ch) { return ch >= '0' && ch <= '9'; }))
+          continue;
+        if (std::stoul(digits) > ranks.size()) {
+          s.fail("trace", fmt::format("every rank's file from 0 up: {} exists but {}.{}.et does "
+                                      "not (or set workload.ranks)",
+                                      f.path().string(), prefix, ranks.size()));
+        }
+      }
     }
     c.ranks = static_cast<uint32_t>(ranks.size());
     check_placement(s, c.place, hosts, c.ranks, "trace");

@@ -475,13 +475,20 @@ class Builder {
     int64_t bytes = s.bytes;
     if (raise && bytes > 0 && bytes < 4096) bytes = 4096;  // SimAI's forward minimum
     const uint16_t category = g_.category(names_[static_cast<size_t>(s.group)]);
-    for (const auto& members : groups) {
+    for (size_t k = 0; k < groups.size(); ++k) {
+      const auto& members = groups[k];
       GraphNode c;
       c.kind = GraphNode::Kind::kCollective;
       c.collective = collective_of(s.type);
       c.group = members;
       c.bytes = bytes;
       c.category = category;
+      // Each group instance (a TP, DP, EP or DP_EP rank set) is one NCCL communicator: its
+      // collectives run one at a time (workload/graph.h).
+      c.comm = comms_
+                   .try_emplace({static_cast<size_t>(s.group), k},
+                                static_cast<uint32_t>(comms_.size() + 1))
+                   .first->second;
       for (uint32_t r : members) {
         if (prev_[r] != kNoNode) c.deps.push_back(prev_[r]);
       }
@@ -516,6 +523,7 @@ class Builder {
   const SimaiWorkload& w_;
   uint32_t n_;
   TaskGraph g_;
+  std::map<std::pair<size_t, size_t>, uint32_t> comms_;  // (group kind, instance) -> communicator
   std::array<std::vector<std::vector<uint32_t>>, 5> groups_;
   std::array<const char*, 5> names_{};
   std::vector<uint32_t> prev_;                  // per rank: its last blocking step
