@@ -52,9 +52,9 @@ void Host::unlink(TxSource* s) {
   if (last_ == s) last_ = s->nic_prev_;
 }
 
-void Host::send_control(Packet* p) {
-  p->tclass = kControlClass;
-  port_->enqueue(p);
+void Host::send_control(Packet* p, uint8_t switch_class) {
+  p->tclass = switch_class;
+  port_->enqueue_as(p, kControlClass);
 }
 
 void Host::receive(Packet* p, uint16_t /*port*/) {

@@ -91,8 +91,10 @@ class Host : public Node, public EventTarget {
   /// false (the default, "ring"): before the ring's first member, wherever the round robin
   /// stands; true ("fifo"): behind every source already waiting.
   void set_fifo(bool fifo) { fifo_ = fifo; }
-  /// Sends a control packet (ACK, NACK, CNP) ahead of data.
-  void send_control(Packet* p);
+  /// Sends a control packet (ACK, NACK, CNP) ahead of data. `switch_class`: the traffic class
+  /// the switches queue it in (the strict-priority control class, or a data class: ACKs that
+  /// share their QP's queue, as a switch classifying on DSCP/PCP puts them).
+  void send_control(Packet* p, uint8_t switch_class = kControlClass);
   /// Re-evaluates sending (after a source's pacing time moved earlier).
   void kick() { port_->kick(); }
   void set_extension(std::unique_ptr<NicExtension> ext) { ext_ = std::move(ext); }

@@ -73,22 +73,22 @@ void EgressPort::set_dwrr(const std::array<uint32_t, kNumClasses>& weights, int6
   }
 }
 
-void EgressPort::enqueue(Packet* p) {
-  FABSIM_ASSERT(p->tclass < kNumClasses);
+void EgressPort::enqueue_as(Packet* p, uint8_t cls) {
+  FABSIM_ASSERT(cls < kNumClasses && p->tclass < kNumClasses);
   const uint8_t before = nonempty_;
-  ClassQueue& k = queue(p->tclass);
+  ClassQueue& k = queue(cls);
   k.q.push_back(p);
   k.bytes += p->size;
-  if (p->tclass != kControlClass) data_bytes_ += p->size;
-  nonempty_ = static_cast<uint8_t>(nonempty_ | (1U << p->tclass));
-  if (p->tclass != kControlClass && k.bytes > counters_.peak_queue_bytes) {
+  if (cls != kControlClass) data_bytes_ += p->size;
+  nonempty_ = static_cast<uint8_t>(nonempty_ | (1U << cls));
+  if (cls != kControlClass && k.bytes > counters_.peak_queue_bytes) {
     counters_.peak_queue_bytes = k.bytes;
   }
   // Behind a busy wire and a waiting packet of the same or a lower class, nothing the end-of-
   // frame event depends on changes: its timer is armed (a busy port with a waiting packet always
   // has one) and its prefetch hint, the head of the lowest busy class, stands. Skipping the
   // re-arm saves reading that head's queue slot, a cache miss in a large fabric.
-  if (before != 0 && busy() && std::countr_zero(before) <= p->tclass) return;
+  if (before != 0 && busy() && std::countr_zero(before) <= cls) return;
   kick();
 }
 

@@ -47,7 +47,10 @@ class alignas(64) EgressPort : public EventTarget {
   EgressPort& operator=(const EgressPort&) = delete;
 
   /// Appends `p` to the queue of its class and starts transmitting if idle.
-  void enqueue(Packet* p);
+  void enqueue(Packet* p) { enqueue_as(p, p->tclass); }
+  /// Appends `p` to the queue of class `cls`, whatever its own traffic class (a NIC sends its
+  /// ACKs ahead of data even when the switches queue them in the data's class).
+  void enqueue_as(Packet* p, uint8_t cls);
   /// Starts a transmission if the port is idle and something is eligible (queued or pulled).
   void kick();
   /// Applies a received PFC frame to class `cls` (quanta 0 = resume).

@@ -218,6 +218,50 @@ bytes = "8MB"
   EXPECT_GT(used, 1) << "8 QPs with their own source ports all hashed onto one uplink";
 }
 
+// ack_class: ACKs in the control class pass a congested switch port at once; in the QP's data
+// class they queue behind its data. Hosts 1 and 2 send 10 MB each to host 0 from t = 0, so the
+// switch port to host 0 gains 100 Gb/s of backlog: about 200 us of queue by 200 us. Host 0's
+// 4 KB write to host 3 starts then, and its ACK comes back through that port: about 5 us with
+// ACKs in the control class, about 200 us more in the data class.
+TEST(RoceAckClass, AcksInTheDataClassWaitBehindTheData) {
+  const std::string toml = R"(
+[topology]
+kind = "single_switch"
+hosts = 4
+[network.buffer]
+size = "64MiB"
+[network.pfc]
+enabled = false
+[transport]
+kind = "roce"
+cc = "none"
+op = "write"
+[workload]
+kind = "flows"
+[[workload.flows]]
+src = 1
+dst = 0
+bytes = "10MB"
+[[workload.flows]]
+src = 2
+dst = 0
+bytes = "10MB"
+[[workload.flows]]
+src = 0
+dst = 3
+bytes = "4KB"
+start = "200us"
+)";
+  const RunResult control = run_text(toml);
+  const RunResult data = run_text(toml, {"transport.ack_class=data"});
+  ASSERT_TRUE(control.all_done && data.all_done);
+  EXPECT_LT(control.flows[2].fct(), 6_us);
+  const double extra = static_cast<double>((data.flows[2].fct() - control.flows[2].fct()).ps());
+  EXPECT_NEAR(extra / 200e6, 1.0, 0.03);  // the queue the ACK found, 200 us of 2:1 excess
+  // The large flows' data is unchanged: only ACKs moved.
+  EXPECT_EQ(control.flows[0].fct(), data.flows[0].fct());
+}
+
 TEST(RoceDeterminism, SameSeedSameJson) {
   const std::string toml = R"(
 [topology]

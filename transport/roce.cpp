@@ -456,13 +456,16 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
 class RoceTransport::RecvQp : public Endpoint, public EventTarget {
  public:
   // `needs`: what the paired sender's CC asks of this receiver (CNPs and their spacing).
+  // `tclass`: the data's traffic class (ACKs and NACKs take it in the switches with
+  // ack_class = "data").
   RecvQp(RoceTransport& t, uint32_t host, uint32_t peer_host, uint16_t sport, uint32_t peer_ep,
-         const CcNeeds& needs)
+         const CcNeeds& needs, uint8_t tclass)
       : t_(t), sim_(t.net_.sim()), host_(t.net_.host(host)), self_(host), peer_host_(peer_host),
-        sport_(sport), peer_ep_(peer_ep), cnp_(needs.cnp), ecn_echo_(needs.ecn_echo),
-        pacer_(needs.cnp_interval), int_bytes_(needs.int_stack ? needs.int_bytes : -1),
-        selective_(t.selective()), bitmap_(t.cap_packets_),
-        half_cap_(std::max<uint64_t>(1, t.cap_packets_ / 2)) {
+        sport_(sport), peer_ep_(peer_ep),
+        ack_class_(t.cfg_.ack_in_data_class ? tclass : kControlClass), cnp_(needs.cnp),
+        ecn_echo_(needs.ecn_echo), pacer_(needs.cnp_interval),
+        int_bytes_(needs.int_stack ? needs.int_bytes : -1), selective_(t.selective()),
+        bitmap_(t.cap_packets_), half_cap_(std::max<uint64_t>(1, t.cap_packets_ / 2)) {
     endpoint_ = t.net_.endpoints().add(this);
   }
   uint32_t endpoint() const { return endpoint_; }
@@ -662,7 +665,8 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
         p->size += static_cast<uint32_t>(int_bytes_);
       }
     }
-    host_.send_control(p);
+    host_.send_control(p, type == PacketType::kAck || type == PacketType::kNack ? ack_class_
+                                                                                : kControlClass);
   }
 
   RoceTransport& t_;
@@ -672,6 +676,7 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
   uint32_t peer_host_;
   uint16_t sport_;
   uint32_t peer_ep_;
+  uint8_t ack_class_;  // the switches' class for ACKs and NACKs (RoceConfig::ack_in_data_class)
   uint32_t endpoint_ = 0;
   uint64_t expected_ = 0;
   int pending_packets_ = 0;
@@ -760,7 +765,8 @@ RoceTransport::make_connection(uint32_t src, uint32_t dst, uint8_t tclass) {
   auto c = std::make_unique<Connection>();
   for (int i = 0; i < cfg_.qps_per_connection; ++i) {
     auto s = std::make_unique<SendQp>(*this, src, dst, next_qp_++, tclass);
-    auto r = std::make_unique<RecvQp>(*this, dst, src, s->sport(), s->endpoint(), s->needs());
+    auto r =
+        std::make_unique<RecvQp>(*this, dst, src, s->sport(), s->endpoint(), s->needs(), tclass);
     s->set_peer(r->endpoint());
     c->send.push_back(std::move(s));
     c->recv.push_back(std::move(r));

@@ -69,6 +69,11 @@ struct RoceConfig {
   /// `ack_every_bytes` payload bytes (0 = off) accumulated, and always at a message's end.
   int ack_every_packets = 1;
   int64_t ack_every_bytes = 0;
+  /// Where the switches queue ACKs and NACKs: false, the strict-priority control class; true,
+  /// the class of the QP's data (a switch that classifies on DSCP/PCP sees the QP's marking on
+  /// its ACKs too; HPCC's ns-3 does so for every CC). The NIC sends them ahead of data either
+  /// way; CNPs stay in the control class.
+  bool ack_in_data_class = false;
   /// A NACK for the same expected PSN is not repeated within this interval (HPCC ns-3).
   Time nack_interval = Time::us(500);
   /// Retransmission timeout = rto_base x 2^rto_exponent (IB local ACK timeout).
