@@ -25,6 +25,7 @@ struct Seen {
   Time at;
   PacketType type;
   uint64_t psn;
+  uint8_t flags = 0;
 };
 
 // A NIC stage on one host: records the data packets the NIC sends and every packet it receives,
@@ -36,6 +37,7 @@ class Tap : public NicExtension {
   void on_send(Packet& p) override { sent.push_back({sim_.now(), p.type, p.seq}); }
   bool on_receive(Packet& p) override {
     if (p.type == PacketType::kData) {
+      if (mark_ce) p.ecn = Ecn::kCe;  // as if a switch had marked every data packet
       const int copy = copies_[p.seq]++;
       if (drop && drop(p.seq, copy)) {
         dropped.push_back({sim_.now(), p.type, p.seq});
@@ -43,10 +45,11 @@ class Tap : public NicExtension {
         return false;
       }
     }
-    received.push_back({sim_.now(), p.type, p.seq});
+    received.push_back({sim_.now(), p.type, p.seq, p.flags});
     return true;
   }
   std::function<bool(uint64_t psn, int copy)> drop;
+  bool mark_ce = false;
   std::vector<Seen> sent;
   std::vector<Seen> received;
   std::vector<Seen> dropped;
@@ -76,7 +79,10 @@ trace = true
 [workload]
 kind = "flows"
 )" + flows + kKeepAlive + "[transport]\nkind = \"roce\"\n" +
-                                   roce + "\n[transport.dcqcn]\nenabled = false\n",
+                                   roce +
+                                   (roce.find("cc =") == std::string::npos
+                                        ? "\n[transport.dcqcn]\nenabled = false\n"
+                                        : "\n"),
                                "qp.toml")) {
     auto a = std::make_unique<Tap>(run.sim());
     auto b = std::make_unique<Tap>(run.sim());
@@ -227,6 +233,25 @@ TEST(RoceQp, NackOnAGapRewindsToTheNackedPsnAndResendsEverythingAfterIt) {
   EXPECT_EQ(h.stats().timeouts, 0U);
   EXPECT_EQ(f.delivered, 30 * kMtu);
   EXPECT_EQ(f.fct(), kS * 45 + kDataPath);  // PSN 29 sent second time at (19 + 26) sS
+}
+
+// A congestion mark is echoed by the next ACK or NACK, whichever the receiver sends first (a CC
+// that reads ECN echoes, NSCC, sees it). IRN NACKs every arrival while a hole is open, so with
+// every data packet marked and PSN 3 lost, every NACK carries the echo; before, only ACKs did,
+// and a recovery's marks waited for the next ACK.
+TEST(RoceQp, NacksEchoCongestionMarksAsAcksDo) {
+  TwoHosts h("recovery = \"irn\"\ncc = \"nscc\"", flow(12 * kMtu));
+  h.rx->mark_ce = true;
+  h.rx->drop = [](uint64_t psn, int copy) { return psn == 3 && copy == 0; };
+  const RunResult r = h.execute();
+  ASSERT_TRUE(r.all_done);
+  size_t nacks = 0;
+  for (const Seen& e : h.tx->received) {
+    if (e.type != PacketType::kNack && e.type != PacketType::kAck) continue;
+    nacks += e.type == PacketType::kNack ? 1 : 0;
+    EXPECT_NE(e.flags & 8U, 0U) << "PSN " << e.psn;  // kEcnEchoFlag (transport/roce.cpp)
+  }
+  EXPECT_GE(nacks, 8U);  // PSNs 4..11 arrive over the hole
 }
 
 // The NACK for the same expected PSN is repeated only once nack_interval has passed since the

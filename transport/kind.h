@@ -51,6 +51,9 @@ class TransportKind {
   /// True when the configured congestion control reads INT records (HPCC): it compares each
   /// hop's record with the previous ACK's, so the scenario refuses per-packet path choices.
   virtual bool reads_int(const KindConfig& /*cfg*/) const { return false; }
+  /// True when the kind's receivers take any out-of-order arrival for a loss (go-back-N, IRN and
+  /// RLTP NACK it and the sender resends): with per-packet spraying the scenario warns.
+  virtual bool reordering_is_loss() const { return false; }
 };
 
 /// `[transport]` keys every kind shares: payload, header and control frame sizes, class.

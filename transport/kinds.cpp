@@ -55,6 +55,7 @@ class RoceKind final : public TransportKind {
   bool reads_int(const KindConfig& cfg) const override {
     return rdma_reads_int(cfg.get<RoceConfig>());
   }
+  bool reordering_is_loss() const override { return true; }
   std::unique_ptr<Transport> build(Network& net, FlowTable& flows, const KindConfig& cfg,
                                    const WireConfig& wire) const override {
     RoceConfig c = cfg.get<RoceConfig>();

@@ -654,7 +654,7 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
     }
     if (type == PacketType::kAck || type == PacketType::kNack) {
       p->flags |= kEchoFlag;
-      if (type == PacketType::kAck && ce_pending_) {
+      if (ce_pending_) {  // the next ACK or NACK echoes it (IRN NACKs every arrival in recovery)
         p->flags |= kEcnEchoFlag;
         ce_pending_ = false;
       }
@@ -686,7 +686,7 @@ class RoceTransport::RecvQp : public Endpoint, public EventTarget {
   Time nack_time_;
   bool cnp_;                 // notification point on: congestion marks are answered with CNPs
   bool ecn_echo_;            // congestion marks are echoed in ACKs (CcNeeds::ecn_echo)
-  bool ce_pending_ = false;  // a CE-marked packet arrived since the last ACK
+  bool ce_pending_ = false;  // a CE-marked packet arrived since the last ACK or NACK
   CnpPacer pacer_;
   Timer cnp_timer_;
   uint32_t last_marked_flow_ = 0;

@@ -69,6 +69,7 @@ class RltpKind final : public TransportKind {
   bool reads_int(const KindConfig& cfg) const override {
     return rdma_reads_int(cfg.get<RltpConfig>().rdma);
   }
+  bool reordering_is_loss() const override { return true; }
   std::unique_ptr<Transport> build(Network& net, FlowTable& flows, const KindConfig& cfg,
                                    const WireConfig& wire) const override {
     const RltpConfig& c = cfg.get<RltpConfig>();
