@@ -241,6 +241,35 @@ TEST(SackScoreboard, TimeoutResendsWhatIsOutstandingAndNotSacked) {
   EXPECT_EQ(resent, (std::vector<uint64_t>{1, 2, 4, 5}));
 }
 
+// timeout_resend = "first": a timeout recovers snd_una and the un-SACKed PSNs below the highest
+// SACK, as a NACK's recovery does; 4 and 5, above the SACK, are not taken for lost. in_flight()
+// leaves SACKed PSNs out.
+TEST(SackScoreboard, TimeoutOfTheFirstRuleResendsUnaAndTheHolesBelowTheSack) {
+  SackScoreboard s(16);
+  for (uint64_t psn = 0; psn < 6; ++psn) s.sent(s.next(6));
+  EXPECT_EQ(s.in_flight(), 6U);
+  s.nack(1, 3);  // 1, 2 lost; 3 SACKed
+  EXPECT_EQ(s.outstanding(), 5U);
+  EXPECT_EQ(s.in_flight(), 4U);
+  s.sent(s.next(6));
+  s.sent(s.next(6));
+  s.timeout(/*all=*/false);
+  std::vector<uint64_t> resent;
+  for (uint64_t psn = s.next(6); psn != SackScoreboard::kNone; psn = s.next(6)) {
+    resent.push_back(psn);
+    s.sent(psn);
+  }
+  EXPECT_EQ(resent, (std::vector<uint64_t>{1, 2}));
+  s.ack(4);  // 1, 2 and the SACKed 3 acknowledged
+  EXPECT_EQ(s.in_flight(), 2U);
+  SackScoreboard bare(16);  // nothing SACKed: only snd_una
+  for (uint64_t psn = 0; psn < 4; ++psn) bare.sent(bare.next(4));
+  bare.timeout(false);
+  EXPECT_EQ(bare.next(4), 0U);
+  bare.sent(0);
+  EXPECT_EQ(bare.next(4), SackScoreboard::kNone);
+}
+
 // ---- scenarios: two hosts through one switch -------------------------------------------------
 
 // 10G, `payload` bytes per packet, one flow of `bytes`, no congestion control (recovery alone).

@@ -254,6 +254,27 @@ TEST(RoceQp, NacksEchoCongestionMarksAsAcksDo) {
   EXPECT_GE(nacks, 8U);  // PSNs 4..11 arrive over the hole
 }
 
+// IRN's timer is rto_low while at most low_packets (3) are in flight, and SACKed packets are
+// not in flight. 12 packets, PSN 3 lost twice: its first resend goes at the first NACK, with 8
+// packets in flight (rto_high, 320 us, from that send). The NACK SACKing PSN 9 leaves 3 in
+// flight (3, 10, 11): the timer is due 100 us after it, and PSN 3's third copy goes then.
+// Counting SACKed packets as in flight, it waited the 320 us.
+TEST(RoceQp, IrnTimeoutIsRtoLowOnceSackedPacketsLeaveFewInFlight) {
+  TwoHosts h("recovery = \"irn\"", flow(12 * kMtu));
+  h.rx->drop = [](uint64_t psn, int copy) { return psn == 3 && copy < 2; };
+  const RunResult r = h.execute();
+  ASSERT_TRUE(r.all_done);
+  const std::vector<Time> nacks = times(h.tx->received, PacketType::kNack);
+  ASSERT_GE(nacks.size(), 8U);  // PSNs 4..11
+  std::vector<Time> sends_of_3;
+  for (const Seen& e : h.tx->sent) {
+    if (e.type == PacketType::kData && e.psn == 3) sends_of_3.push_back(e.at);
+  }
+  ASSERT_EQ(sends_of_3.size(), 3U);
+  EXPECT_EQ(sends_of_3[2], nacks[5] + 100_us);
+  EXPECT_EQ(h.stats().timeouts, 1U);
+}
+
 // The NACK for the same expected PSN is repeated only once nack_interval has passed since the
 // last one (>=). PSN 3 of 10 lost: PSNs 4..9 reach host 1 one sS apart, at tk = (k + 2) sS + 2 d.
 // Interval 2 sS: NACKs at t4, t6 (= t4 + 2 sS, the boundary), t8. Interval 2 sS + 1 ps: t4, t7.

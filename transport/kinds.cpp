@@ -76,10 +76,17 @@ void load_rdma(Section& s, const TransportEnv& env, std::string_view recovery, s
                    : Recovery::kGoBackN;
   auto irn = s.table("irn", "selective repeat (recovery = \"irn\"), the IRN paper's values");
   r.irn.rto_low = irn.time("rto_low", r.irn.rto_low,
-                           "retransmission timeout while at most low_packets are outstanding");
+                           "retransmission timeout while at most low_packets are in flight");
   r.irn.rto_high = irn.time("rto_high", r.irn.rto_high, "retransmission timeout otherwise");
   r.irn.low_packets = static_cast<int>(
-      irn.integer("low_packets", r.irn.low_packets, 0, 1 << 20, "N of RTO_low, in packets"));
+      irn.integer("low_packets", r.irn.low_packets, 0, 1 << 20,
+                  "N of RTO_low, in packets in flight (sent, neither ACKed nor SACKed)"));
+  r.irn.timeout_resends_all =
+      irn.choice("timeout_resend", "all", {"all", "first"},
+                 "what a timeout resends: all, every outstanding packet not SACKed (REFERENCE.md "
+                 "§1.8, conweave's rewind to snd_una); first, the oldest unacknowledged packet "
+                 "and the un-SACKed ones below the highest SACK, as a NACK's recovery "
+                 "[UNVERIFIED: which one the IRN paper's NIC does]") == "all";
   r.irn.bdp_cap = irn.bytes("bdp_cap", Bytes(r.irn.bdp_cap), Bytes(0), kMaxBytes,
                             "BDP flow control: payload bytes outstanding per QP, also the "
                             "receiver bitmap's reach (0 = NIC rate x the fabric's longest "

@@ -215,6 +215,11 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
                 : Bytes();
         cc_->on_nack({now, acked, resent});
         cc_changed(/*kick=*/true);
+        // SACKs leave fewer packets in flight: a timer armed with rto_high may now be due with
+        // rto_low (counted from now; it never moves later here).
+        if (rto_timer_.armed() && now + rto() < rto_timer_.when()) {
+          rto_timer_.arm(sim_.scheduler(), this, kRto, now + rto());
+        }
         break;
       }
       default:
@@ -249,7 +254,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     ++t_.flows_[message_of(snd_una_).flow].timeouts;
     trace_front('t', snd_una_);
     if (selective_) {
-      sb_.timeout();  // resend what is outstanding and not SACKed
+      sb_.timeout(t_.cfg_.irn.timeout_resends_all);  // resend what is lost (IrnConfig)
     } else {
       snd_nxt_ = snd_una_;
     }
@@ -331,7 +336,8 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     if (out_.rto > Time()) return out_.rto;  // the CC's own rule (Swift, REFERENCE.md §2.2)
     if (!selective_) return t_.cfg_.rto(retries_);
     const IrnConfig& irn = t_.cfg_.irn;
-    return sb_.outstanding() <= static_cast<uint64_t>(irn.low_packets) ? irn.rto_low : irn.rto_high;
+    // Packets in flight: SACKed ones have arrived (the IRN paper's rule; conweave counts them).
+    return sb_.in_flight() <= static_cast<uint64_t>(irn.low_packets) ? irn.rto_low : irn.rto_high;
   }
 
   // A read request for `bytes` of flow `flow` reached this QP's host (the data's source).

@@ -42,9 +42,12 @@ enum class RdmaOp : uint8_t { kSend, kWrite, kRead };
 
 /// IRN's parameters (REFERENCE.md §1.8: the IRN paper's values).
 struct IrnConfig {
-  Time rto_low = Time::us(100);   // timeout while at most `low_packets` are outstanding
+  Time rto_low = Time::us(100);   // timeout while at most `low_packets` are in flight
   Time rto_high = Time::us(320);  // timeout otherwise
-  int low_packets = 3;            // N of RTO_low
+  int low_packets = 3;            // N of RTO_low: packets sent, neither ACKed nor SACKed
+  /// On a timeout, resend everything outstanding and not SACKed (REFERENCE.md §1.8, conweave's
+  /// rewind to snd_una); false: snd_una and the un-SACKed PSNs below the highest SACKed one.
+  bool timeout_resends_all = true;
   /// BDP flow control: bytes outstanding per QP (0 = the NIC line rate x the fabric's longest
   /// unloaded round trip, net/round_trip.h). Also the receiver bitmap's reach.
   int64_t bdp_cap = 0;

@@ -90,7 +90,10 @@ uint64_t SackScoreboard::ack(uint64_t cum) {
   cum = std::min(cum, nxt_);  // a receiver never acknowledges what was not sent
   if (cum <= una_) return 0;
   const uint64_t n = cum - una_;
-  for (uint64_t k = std::min<uint64_t>(n, sacked_.size()); k > 0; --k) sacked_.pop_front();
+  for (uint64_t k = std::min<uint64_t>(n, sacked_.size()); k > 0; --k) {
+    sacked_count_ -= sacked_.front() != 0 ? 1 : 0;
+    sacked_.pop_front();
+  }
   una_ = cum;
   // The episode ends; holes it learnt and has not resent yet stay pending, and a hole already
   // resent is not resent again by the next episode (only a timeout resends it).
@@ -107,6 +110,7 @@ uint64_t SackScoreboard::nack(uint64_t cum, uint64_t sacked_psn) {
   if (sacked_psn < una_ || sacked_psn >= nxt_) return n;  // stale or bogus SACK
   const uint64_t i = sacked_psn - una_;
   while (sacked_.size() <= i) sacked_.push_back(0);
+  sacked_count_ += sacked_[i] == 0 ? 1 : 0;
   sacked_[i] = 1;
   if (!in_recovery_) {
     in_recovery_ = true;
@@ -122,11 +126,12 @@ uint64_t SackScoreboard::nack(uint64_t cum, uint64_t sacked_psn) {
   return n;
 }
 
-void SackScoreboard::timeout() {
+void SackScoreboard::timeout(bool all) {
   in_recovery_ = true;
   recovery_seq_ = nxt_;
   retx_next_ = una_;
-  retx_end_ = nxt_;
+  // retx_end_ is past the highest SACKed PSN (or snd_nxt after an earlier timeout).
+  retx_end_ = all ? nxt_ : std::min(nxt_, std::max(retx_end_, una_ + 1));
   skip_sacked();
 }
 

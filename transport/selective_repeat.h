@@ -80,8 +80,11 @@ class SackScoreboard {
   uint64_t ack(uint64_t cum);
   /// NACK: cumulative part `cum`, SACK of `sacked`. Returns the PSNs newly acknowledged.
   uint64_t nack(uint64_t cum, uint64_t sacked);
-  /// Retransmission timeout: recover everything outstanding that is not SACKed.
-  void timeout();
+  /// Retransmission timeout: recover everything outstanding that is not SACKed (`all`, as
+  /// REFERENCE.md §1.8 and conweave rewind to snd_una), or only snd_una and the un-SACKed PSNs
+  /// below the highest SACKed one (`all` false: a timeout enters recovery as a NACK does, and a
+  /// PSN counts as lost only once a later one was SACKed).
+  void timeout(bool all = true);
 
   /// The next PSN to send: the next hole while recovering, else snd_nxt if BDP-FC and
   /// `psn_end` (one past the last PSN with data) allow; `kNone` if nothing may go.
@@ -104,6 +107,9 @@ class SackScoreboard {
   uint64_t retx_end() const { return retx_end_; }
   bool sacked(uint64_t psn) const;
   uint64_t outstanding() const { return nxt_ - una_; }
+  /// Outstanding PSNs not SACKed: the packets still in flight as far as the sender knows (IRN's
+  /// RTO_low test counts these).
+  uint64_t in_flight() const { return nxt_ - una_ - sacked_count_; }
   uint64_t cap() const { return cap_; }
   /// The most PSNs ever outstanding at once.
   uint64_t max_outstanding() const { return max_outstanding_; }
@@ -120,6 +126,7 @@ class SackScoreboard {
   uint64_t retx_end_ = 0;   // holes are below this (highest SACKed + 1, or snd_nxt on timeout)
   uint64_t max_outstanding_ = 0;
   uint64_t newly_lost_ = 0;
+  uint64_t sacked_count_ = 0;  // PSNs in [una_, nxt_) SACKed
   Ring<uint8_t> sacked_;  // sacked_[i] != 0: una_ + i was SACKed (nothing allocated before a SACK)
 };
 
