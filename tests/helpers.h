@@ -96,6 +96,28 @@ payload = 4086
                      hosts, spines, hosts < 16 ? hosts / 2 : 16, extra);
 }
 
+/// A small leaf-spine (4 servers of 4 GPUs, 4 spines) with the given transport kind, its
+/// congestion control (`cc`, "" for the kind's default), routing policy and fabric kind: for the
+/// loader's checks of which transports may run over which path choices.
+inline std::string paths_toml(const std::string& kind, const std::string& cc,
+                              const std::string& policy, const std::string& fabric) {
+  return fmt::format(R"(
+[topology]
+kind = "leaf_spine"
+servers = 4
+gpus_per_server = 4
+spines = 4
+[transport]
+kind = "{}"
+{}
+[routing]
+policy = "{}"
+[fabric]
+kind = "{}"
+)",
+                     kind, cc.empty() ? std::string() : "cc = \"" + cc + "\"", policy, fabric);
+}
+
 /// A 2:1 bottleneck: hosts 1 and 2 each send `bytes` to host 0 through one 100G switch, 1 us
 /// links, PFC off, the second flow starting 100 us after the first, every arrival traced.
 /// `tables` adds the scenario's own TOML tables ([transport], [network.ecn], ...); `output`

@@ -378,23 +378,9 @@ TEST(HpccScenario, TwoToOneDrainsTheQueueAndSharesTheLink) {
 // two ports meet, so the scenario is refused, naming transport.cc; per-flow ECMP and flowlets
 // run, and so does DCQCN with spraying.
 TEST(HpccScenario, RefusedWhereAFlowsPacketsTakeSeveralPaths) {
-  const std::string base = R"(
-[topology]
-kind = "leaf_spine"
-servers = 4
-gpus_per_server = 4
-spines = 4
-[transport]
-kind = "roce"
-cc = "{}"
-[routing]
-policy = "{}"
-[fabric]
-kind = "{}"
-)";
   const auto error = [&](const char* cc, const char* policy, const char* fabric) {
     try {
-      load_scenario_text(fmt::format(fmt::runtime(base), cc, policy, fabric), "p.toml");
+      load_scenario_text(test::paths_toml("roce", cc, policy, fabric), "p.toml");
     } catch (const ConfigError& e) {
       return std::string(e.what());
     }

@@ -13,6 +13,7 @@
 
 #include "conserved.h"
 #include "core/rng.h"
+#include "helpers.h"
 #include "net/hooks.h"
 #include "scenario/runner.h"
 #include "scenario/scenario.h"
@@ -563,22 +564,8 @@ TEST(SelectiveRepeat, TheRetryBudgetCountsIbTimeouts) {
 // warns (a review measured 29 % of an IRN permutation's packets resent with no drop); with
 // per-flow ECMP, with GSE (which restores order) and with UET it does not.
 TEST(SelectiveRepeat, SprayingWarnsWhereReorderingIsLoss) {
-  const std::string base = R"(
-[topology]
-kind = "leaf_spine"
-servers = 4
-gpus_per_server = 4
-spines = 4
-[transport]
-kind = "{}"
-[routing]
-policy = "{}"
-[fabric]
-kind = "{}"
-)";
   const auto warnings = [&](const char* kind, const char* policy, const char* fabric) {
-    return load_scenario_text(fmt::format(fmt::runtime(base), kind, policy, fabric), "s.toml")
-        .warnings;
+    return load_scenario_text(test::paths_toml(kind, "", policy, fabric), "s.toml").warnings;
   };
   for (const char* kind : {"roce", "rltp"}) {
     const auto w = warnings(kind, "spray", "ethernet");
