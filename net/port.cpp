@@ -1,8 +1,9 @@
 // Egress scheduling and pause handling; see port.h.
 #include "net/port.h"
 
-#include <bit>  // countr_zero
-#include <new>  // placement of the queue lines
+#include <algorithm>  // max
+#include <bit>        // countr_zero
+#include <new>        // placement of the queue lines
 
 #include "core/assert.h"
 #include "net/node.h"
@@ -37,6 +38,8 @@ EgressPort::ClassQueue& EgressPort::add_queue(uint8_t c) {
   if (c < kControlClass) {
     k.admission = admission_[c];
     k.quantum = quantum_[c];
+  } else {
+    k.quantum = 0;  // the control class: strict priority, no cap on trimmed headers
   }
   k.dequeue = dequeue_[c];
   slot_[c] = nq_++;
@@ -71,6 +74,14 @@ void EgressPort::set_dwrr(const std::array<uint32_t, kNumClasses>& weights, int6
     quantum_[c] = static_cast<uint32_t>(q);
     if (slot_[c] != kNoQueue) q_[slot_[c]].quantum = q;
   }
+}
+
+void EgressPort::set_trimmed_share(double share) {
+  FABSIM_CHECK(share > 0 && share <= 1);
+  const auto permille = static_cast<int64_t>(share * 1000 + 0.5);
+  ClassQueue& k = queue(kControlClass);
+  k.quantum = permille >= 1000 ? 0 : std::max<int64_t>(1, permille);
+  k.deficit = 0;
 }
 
 void EgressPort::enqueue_as(Packet* p, uint8_t cls) {
@@ -138,10 +149,41 @@ Packet* EgressPort::pop(uint8_t cls) {
 Packet* EgressPort::select() {
   constexpr uint8_t kControlBit = 1U << kControlClass;
   const auto eligible = static_cast<uint8_t>(nonempty_ & ~paused_mask_);
-  if (eligible & kControlBit) return pop(kControlClass);
+  if (eligible & kControlBit) {
+    // The control line's quantum is the trimmed headers' share in permille (0: no cap).
+    if (q_[slot_[kControlClass]].quantum == 0) return pop(kControlClass);
+    return select_capped(eligible);
+  }
   if (pulls_) {
     if (Packet* p = owner_->pull(index_, paused_mask_)) return p;
   }
+  return select_data(eligible);
+}
+
+// The trimmed headers' cap (set_trimmed_share): while data waits, a trimmed header at the head
+// of the control class goes only when the bytes it was given are paid back by data, at
+// share / (1 - share) of them; anything else in the control class goes first, as ever. The
+// control line's deficit is that balance, in bytes x 1000.
+Packet* EgressPort::select_capped(uint8_t eligible) {
+  constexpr uint8_t kControlBit = 1U << kControlClass;
+  ClassQueue& k = q_[slot_[kControlClass]];
+  const auto data = static_cast<uint8_t>(eligible & ~kControlBit);
+  if (data == 0) {
+    k.deficit = 0;  // no data waits: the cap has nothing to protect
+    return pop(kControlClass);
+  }
+  if ((k.q.front()->flags & kTrimmed) == 0 || k.deficit <= 0) {
+    Packet* p = pop(kControlClass);
+    if ((p->flags & kTrimmed) != 0) k.deficit += int64_t{p->size} * (1000 - k.quantum);
+    return p;
+  }
+  Packet* p = select_data(data);
+  k.deficit = std::max<int64_t>(0, k.deficit - int64_t{p->size} * k.quantum);
+  return p;
+}
+
+// DWRR over the eligible data classes.
+inline Packet* EgressPort::select_data(uint8_t eligible) {
   if (eligible == 0) return nullptr;
   if ((eligible & (eligible - 1)) == 0) {
     // One eligible class: it has the link to itself; DWRR state restarts when others join.

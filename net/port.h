@@ -66,6 +66,10 @@ class alignas(64) EgressPort : public EventTarget {
     __builtin_prefetch(self + 128, 1);
   }
 
+  /// Caps the bytes of trimmed headers (Packet kTrimmed) at `share` of the link while data
+  /// waits (UE spec §4.1, REFERENCE.md §4.4: fair queueing at 50 %, or WDRR at 25 %); 1 = no
+  /// cap, the control class's strict priority. Other control packets keep strict priority.
+  void set_trimmed_share(double share);
   /// DWRR weights of the data classes (default all 1); quantum = weight x `quantum_bytes`.
   void set_dwrr(const std::array<uint32_t, kNumClasses>& weights, int64_t quantum_bytes);
 
@@ -127,6 +131,8 @@ class alignas(64) EgressPort : public EventTarget {
  private:
   enum Tag : uint32_t { kTxDone = 0, kPauseExpiry = 1 };
   Packet* select();
+  Packet* select_capped(uint8_t eligible);  // select() with a cap on trimmed headers
+  Packet* select_data(uint8_t eligible);    // DWRR over the eligible data classes
   Packet* pop(uint8_t cls);
   void start(Packet* p);
   /// A switch port whose link is down sends nothing: `p` and everything queued behind it are
@@ -180,8 +186,8 @@ class alignas(64) EgressPort : public EventTarget {
     int64_t bytes = 0;
     AdmissionHook* admission = nullptr;
     DequeueHook* dequeue = nullptr;
-    int64_t deficit = 0;  // DWRR
-    int64_t quantum = kDefaultQuantum;
+    int64_t deficit = 0;                // DWRR (the control class: the trimmed headers' balance)
+    int64_t quantum = kDefaultQuantum;  // the control class: trimmed share, permille (0 = none)
   };
   static_assert(sizeof(ClassQueue) == 64, "one cache line per class");
   /// Class `c`'s queue line, made on first use (moves the other lines).

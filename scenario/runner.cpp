@@ -159,6 +159,7 @@ void Run::install_trim() {
       const auto p16 = static_cast<uint16_t>(port);
       AdmissionHook* h = host_port(static_cast<uint32_t>(i), p16) ? &down : &up;
       for (uint8_t c = 0; c < kControlClass; ++c) sw.set_admission_hook(p16, c, h);
+      if (t.share < 1.0) sw.port(p16).set_trimmed_share(t.share);
     }
   }
 }

@@ -331,6 +331,11 @@ void load_network(Section& s, NetworkConfig& n, bool bdp_ecn) {
               "trimmed header, an ACK, a NACK, a credit) is dropped "
               "(uet-htsim's header queue: 2 x its data queue; the UE spec's drop threshold for "
               "the trimmed class: one Plane_BDP) (0 = 2 x the port's trim threshold)");
+  n.trim.share = t.real("share", n.trim.share, 0.001, 1.0,
+                        "the largest share of a port's bytes that trimmed headers take while "
+                        "data waits: 1 = none, strict priority as uet-htsim (its 100000:1 "
+                        "weights); the UE spec caps the trimmed class with fair queueing at 0.5, "
+                        "or WDRR at 0.25 (REFERENCE.md §4.4)");
   t.finish();
   auto in = s.table("int", "resolution of the in-band telemetry fields switches stamp (HPCC)");
   n.int_units.time =

@@ -51,6 +51,7 @@ struct NetworkConfig {
                                    // with each port's rate at the time (0 = fixed)
     Bytes header_queue;            // control-class bytes above which a trimmed header is
                                    // dropped (0 = 2 x the port's threshold, uet-htsim)
+    double share = 1.0;  // largest share of a port's bytes trimmed headers take while data waits
   } trim;
   /// `[network.int]`: the resolution of the INT record's fields (net/int_stamp.h). Hardware
   /// carries them in fixed-width fields; HPCC's ns-3 simulator keeps time in ns and bytes and

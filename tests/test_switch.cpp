@@ -290,6 +290,39 @@ TEST(Dwrr, WeightsShareTheLink) {
   EXPECT_EQ(class2, 30);  // 10 rounds of 1 + 3: exactly w2 / (w1 + w2) of 40 frames
 }
 
+// The trimmed headers' cap (UE spec §4.1, REFERENCE.md §4.4): with share s, while data waits a
+// trimmed header goes only once data has paid back its bytes at s / (1 - s) of them, so equal
+// frames alternate 1 : 1 at s = 0.5 and 1 : 3 at s = 0.25. Other control packets (an ACK) keep
+// strict priority, and with no data waiting the headers go back to back. Without a cap
+// (strict priority) the 12 headers all go first. A data frame is on the wire from t = 0; then 12
+// trimmed headers (seq 100..111, an ACK, seq 999, second among them) and 12 data frames queue.
+TEST(TrimmedShare, TrimmedHeadersTakeAtMostTheirShareWhileDataWaits) {
+  auto order = [](double share) {
+    SwitchConfig cfg = static_pfc();
+    cfg.pfc.enabled = false;
+    ThreeHosts t(cfg);
+    if (share < 1) t.sw().port(0).set_trimmed_share(share);
+    t.inject(1, 1, 0);
+    for (int i = 0; i < 13; ++i) {
+      Packet* p = test::make_packet(t.sim, 2, 0, kFrame, kControlClass, t.sink_id,
+                                    i == 1 ? 999 : 100 + i - (i > 1 ? 1 : 0));
+      if (i != 1) p->flags = kTrimmed;
+      t.sw().receive(p, 2);
+    }
+    for (int i = 1; i <= 12; ++i) t.inject(1, 1, i);
+    t.sim.run();
+    std::string out;
+    for (size_t k = 1; k < t.sink.arrivals.size(); ++k) {
+      const auto& a = t.sink.arrivals[k];
+      out += a.tclass == 1 ? 'D' : a.seq == 999 ? 'A' : 'T';
+    }
+    return out;
+  };
+  EXPECT_EQ(order(1.0), "TATTTTTTTTTTTDDDDDDDDDDDD");
+  EXPECT_EQ(order(0.5), "TADTDTDTDTDTDTDTDTDTDTDTD");
+  EXPECT_EQ(order(0.25), "TADDDTDDDTDDDTDDDTTTTTTTT");
+}
+
 // Three backlogged classes with weights 1, 2, 3 and frames of 3000, 4158 and 1500 B; the
 // quantum is Q_i = w_i x M, M = 4158 B (max frame). A class-0 frame injected first occupies the
 // link while the others queue, so DWRR starts with all three backlogged at class 1.

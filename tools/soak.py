@@ -175,7 +175,8 @@ def network(rng, sc):
                         count_on_wire=rng.random() < 0.5, random_victim=rng.random() < 0.5,
                         reference_rate=pick(rng, "25Gbps", "100Gbps"),
                         size=pick(rng, 0, "64B", "80B"),
-                        header_queue=pick(rng, 0, "512B", "64KiB"))
+                        header_queue=pick(rng, 0, "512B", "64KiB"),
+                        share=pick(rng, 1.0, 0.5, 0.25))
     if rng.random() < 0.1:
         net["int"] = {"time_unit": pick(rng, 0, "1ns"), "bytes_unit": pick(rng, 0, "128B"),
                       "qlen_unit": pick(rng, 0, "80B")}
