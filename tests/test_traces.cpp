@@ -891,6 +891,11 @@ TEST(Traces, ChakraRefusesBadFiles) {
             garbage + ": byte 1: a Node message, which does not parse (message 2 of the file)");
   // comm_size as a string attribute: Node{id 1, attr{name "comm_size", string_val "x"}}.
   const std::string attr = std::string("\x52\x0f\x0a\x09", 4) + "comm_size" + "\xea\x01\x01x";
+  // A file without its GlobalMetadata: the first message is a Node (field 1, an integer id).
+  const std::string no_meta = dir.write("nometa.0.et", message(std::string("\x08\x01\x18\x04", 4)));
+  EXPECT_EQ(read_chakra_file(no_meta, &r),
+            no_meta + ": byte 0: a GlobalMetadata message first, got a message whose first field "
+                      "is not length-delimited (a Node? the file may lack its GlobalMetadata)");
   const std::string bad_attr = dir.write("attr.0.et", message("") + message("\x08\x01" + attr));
   EXPECT_EQ(read_chakra_file(bad_attr, &r),
             bad_attr + ": node 1 '': attribute comm_size: an integer (int64_val by convention)");

@@ -665,6 +665,14 @@ std::string read_chakra_file(const std::string& path, EtRank* out) {
                          at, pos >= b.size() ? "got the end of the file" : "got less");
     }
     if (metadata) {
+      // Both GlobalMetadata fields (version, attr) are length-delimited (wire type 2); a Node
+      // starts with its integer id (wire type 0) and would otherwise parse, its fields unknown.
+      if (len > 0 && (static_cast<uint8_t>(b[pos]) & 7U) != 2) {
+        return fmt::format("{}: byte {}: a GlobalMetadata message first, got a message whose "
+                           "first field is not length-delimited (a Node? the file may lack its "
+                           "GlobalMetadata)",
+                           path, at);
+      }
       ChakraProtoMsg::GlobalMetadata m;
       if (!m.ParseFromArray(b.data() + pos, static_cast<int>(len))) {
         return fmt::format("{}: byte {}: a GlobalMetadata message first, which does not parse",
