@@ -89,16 +89,22 @@ void Switch::set_routes(const std::vector<std::vector<uint16_t>>& per_host) {
   }
 }
 
-// Headroom covers what arrives after the XOFF decision: the pause frame may wait behind one
-// maximum frame on our egress, then crosses the link; the upstream port finishes the frame it
+// Headroom holds the frame whose arrival crosses the XOFF threshold and what arrives after the
+// XOFF decision. A frame is charged when its last bit is in, all of it: the one that would pass
+// the threshold goes to the headroom whole (charge()) and is what sends XOFF (check_xoff()), so
+// it is in the headroom before the pause leaves. Then the pause frame may wait behind one
+// maximum frame on our egress, and crosses the link; the upstream port finishes the frame it
 // is sending; and everything already on the wire in both directions lands. So:
-// 2 x one-way BDP + 2 x max frame on the wire + the pause frame + response time x rate. The
-// one-way time is the link's flight time, a security layer's latency included.
+// max frame + 2 x one-way BDP + 2 x max frame on the wire + the pause frame + response time x
+// rate. The one-way time is the link's flight time, a security layer's latency included.
+// Until 2026-11-29 the crossing frame was left out: 8 later frames of 4,158 B fit 33,440 B at
+// 100G and 1 us, but the crossing frame and those 8 did not, and a lossless class dropped
+// (irn-permutation with a 4 MiB buffer).
 int64_t Switch::auto_headroom(const Link::Config& link, const PfcConfig& pfc, int64_t max_frame) {
   const int64_t bdp = bytes_in(link.delay + link.extra_delay, link.rate);
   const int64_t frame_wire = max_frame + link.framing_bytes;
   const int64_t pause_wire = 64 + link.framing_bytes;
-  return 2 * bdp + 2 * frame_wire + pause_wire + bytes_in(pfc.response_time, link.rate);
+  return max_frame + 2 * bdp + 2 * frame_wire + pause_wire + bytes_in(pfc.response_time, link.rate);
 }
 
 void Switch::finalize() {

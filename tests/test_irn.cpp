@@ -541,6 +541,21 @@ TEST(SelectiveRepeat, SpuriousTimeoutsUnderPfcDoNotEndAQp) {
   EXPECT_TRUE(r.complete());
 }
 
+// Go-back-N with PFC on a k = 8 fat tree (irn-permutation.toml) with a 4 MiB or 1 MiB buffer:
+// the lossless class drops nothing. The auto headroom left out the frame that crosses the XOFF
+// threshold (it is charged to the headroom whole and sends the XOFF): that frame and the 8 that
+// can still arrive after the XOFF decision at 100G and 1 us came to 37,422 B against 33,440 B,
+// and 1 (4 MiB) and 2 (1 MiB) packets were dropped for buffer.
+TEST(SelectiveRepeat, PfcHeadroomHoldsTheFrameThatCrossesXoff) {
+  for (const char* size : {"4MiB", "1MiB"}) {
+    const RunResult r = run_checked(
+        load_scenario(std::string(FABSIM_SOURCE_DIR) + "/scenarios/irn-permutation.toml",
+                      {std::string("network.buffer.size=") + size}));
+    EXPECT_EQ(r.ledger.total().dropped_total().packets, 0U) << size;
+    EXPECT_TRUE(r.complete()) << size;
+  }
+}
+
 // A dead path under IRN: the QP fails after retry_limit + 1 IB timeouts without progress, not
 // after retry_limit + 1 of IRN's own expiries. Four packets outstanding (> 3): IRN's timer is
 // rto_high, 320 us after the last send; the IB timeout is 4.096 us x 2^7 = 524 us; retry_limit

@@ -140,7 +140,7 @@ TEST(Pfc, DynamicThresholdMatchesFormula) {
     ASSERT_EQ(t.sw().xoff_sent(1, 3), xoff) << "k=" << k;
     ASSERT_EQ(t.sw().port(0).counters().drops, drops) << "k=" << k;
   }
-  EXPECT_EQ(hdrm, 8 * int64_t{kFrame});  // 8 frames fit in 33,440 B of headroom
+  EXPECT_EQ(hdrm, 9 * int64_t{kFrame});  // 9 frames fit in 37,598 B of headroom
   EXPECT_GT(drops, 0U);
   EXPECT_GT(xoff_at, 20);
   EXPECT_LT(xoff_at, 40);
@@ -501,12 +501,13 @@ TEST(Headroom, LossyTrafficLeavesTheUnusedReserve) {
 
 TEST(Headroom, AutoSizeFromLink) {
   PfcConfig pfc;
-  // 2 x BDP (12,500 B at 100G x 1us) + 2 max frames on the wire + one pause frame.
+  // The frame that crosses the threshold + 2 x BDP (12,500 B at 100G x 1us) + 2 max frames on
+  // the wire + one pause frame.
   EXPECT_EQ(Switch::auto_headroom(link_1us(100_Gbps), pfc, kFrame),
-            2 * 12500 + 2 * (kFrame + 20) + 84);
+            kFrame + 2 * 12500 + 2 * (kFrame + 20) + 84);
   pfc.response_time = 100_ns;
   EXPECT_EQ(Switch::auto_headroom(link_1us(400_Gbps), pfc, kFrame),
-            2 * 50000 + 2 * (kFrame + 20) + 84 + 5000);
+            kFrame + 2 * 50000 + 2 * (kFrame + 20) + 84 + 5000);
 }
 
 }  // namespace
