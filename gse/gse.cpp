@@ -273,6 +273,14 @@ bool GseReorder::on_forward(Packet& p, uint16_t /*in_port*/, uint16_t out_port) 
   Stream& s = *streams_[index];
   if (h.container < s.cur) {
     ++stats_.late;  // its container was given up: deliver at once
+    // Given up by a timeout, it was not lost but slow: the derived timeout grows to cover that
+    // wait, as when a container completes late. Without this, a path skew longer than the
+    // current timeout timed out on every container and never taught the timeout anything.
+    if (s.gave_up_since != Time::max() && h.container >= s.gave_up_from &&
+        h.container < s.gave_up_to) {
+      observe_wait(sim_.now() - s.gave_up_since);
+      s.gave_up_since = Time::max();
+    }
     sink_.release(&p, out_port);
     return false;
   }
@@ -396,7 +404,9 @@ void GseReorder::on_event(uint32_t tag, uint32_t gen) {
   if (!s.timer.fire(sim_.scheduler(), this, tag, gen) || s.buffered.empty()) return;
   // Its missing packets are taken as lost: release everything held behind them at once.
   ++stats_.timeouts;
-  give_up(tag, s.cur);
+  s.gave_up_since = s.blocked_since;
+  s.gave_up_from = s.cur;
+  s.gave_up_to = give_up(tag, s.cur);
   advance(tag);
 }
 

@@ -429,6 +429,47 @@ TEST(GseReorderLoss, TheDerivedTimeoutGrowsToTwiceTheReorderingSeen) {
   EXPECT_EQ(c.stage.stats().timeout, Time::ns(2500));  // at most reorder_timeout_max
 }
 
+// A wait that timed out on a container that was slow, not lost, teaches the derived timeout
+// too: the first late packet of a given-up container measures the wait that was needed.
+// Without it a path skew longer than the timeout timed out on every container (seed 000's
+// fault runs with PFC pause frames at the head of the control class: 940 K timeouts).
+TEST(GseReorderLoss, ALateContainerAfterATimeoutGrowsTheDerivedTimeout) {
+  ReorderBench b(derived(Time::us(1)));
+  b.arrive(0, 0);
+  b.arrive(1, 0, 3);  // held at 0; the 2 us timeout gives container 0 up at 2 us
+  At late(b.sim, Time::us(3), [&b] {
+    b.arrive(0, 1);  // late by 3 us from the hold: the timeout becomes 2 x 3 us
+    b.arrive(0, 2);  // the same give-up: learnt once
+  });
+  b.sim.run();
+  EXPECT_EQ(b.sink.order, (std::vector<uint64_t>{0, 100, 1, 2}));
+  EXPECT_EQ(b.sink.at[1], Time::us(2));
+  EXPECT_EQ(b.stage.stats().timeouts, 1U);
+  EXPECT_EQ(b.stage.stats().late, 2U);
+  EXPECT_EQ(b.stage.stats().timeout, Time::us(6));
+  // A packet of a container given up before the last timeout's range teaches nothing: the
+  // wait it would measure is not known.
+  ReorderBench c(derived(Time::us(1)));
+  c.arrive(0, 0);
+  c.arrive(1, 0, 3);  // held at 0: container 0 is given up at 2 us
+  At next(c.sim, Time::ns(2500), [&c] { c.arrive(2, 0, 3); });  // held: given up at 4.5 us
+  At later(c.sim, Time::us(9), [&c] { c.arrive(0, 1); });       // before the last give-up's range
+  c.sim.run();
+  EXPECT_EQ(c.sink.order, (std::vector<uint64_t>{0, 100, 200, 1}));
+  EXPECT_EQ(c.stage.stats().timeouts, 2U);
+  EXPECT_EQ(c.stage.stats().late, 1U);
+  EXPECT_EQ(c.stage.stats().timeout, Time::us(2));
+  // Fixed timeouts never adapt.
+  GseConfig fixed = derived(Time::us(1));
+  fixed.reorder_timeout = Time::us(2);
+  ReorderBench d(fixed);
+  d.arrive(0, 0);
+  d.arrive(1, 0, 3);
+  At again(d.sim, Time::us(3), [&d] { d.arrive(0, 1); });
+  d.sim.run();
+  EXPECT_EQ(d.stage.stats().timeout, Time::us(2));
+}
+
 TEST(GseReorderLoss, AFullReorderBufferReleasesInsteadOfDropping) {
   GseConfig cfg = derived(Time::us(5));
   cfg.reorder_buffer = 2 * (4096 + 62);  // two frames (the GSE header is removed on arrival)
