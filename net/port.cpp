@@ -84,6 +84,16 @@ void EgressPort::set_trimmed_share(double share) {
   k.deficit = 0;
 }
 
+void EgressPort::enqueue_pause(Packet* p) {
+  ClassQueue& k = queue(kControlClass);
+  size_t i = 0;  // behind the pause frames already waiting, which keep their order (XOFF, XON)
+  while (i < k.q.size() && k.q[i]->type == PacketType::kPfc) ++i;
+  k.q.insert(i, p);
+  k.bytes += p->size;
+  nonempty_ = static_cast<uint8_t>(nonempty_ | (1U << kControlClass));
+  kick();  // the head changed: a busy port re-arms with it as the prefetch hint
+}
+
 void EgressPort::enqueue_as(Packet* p, uint8_t cls) {
   FABSIM_ASSERT(cls < kNumClasses && p->tclass < kNumClasses);
   const uint8_t before = nonempty_;

@@ -51,6 +51,10 @@ class alignas(64) EgressPort : public EventTarget {
   /// Appends `p` to the queue of class `cls`, whatever its own traffic class (a NIC sends its
   /// ACKs ahead of data even when the switches queue them in the data's class).
   void enqueue_as(Packet* p, uint8_t cls);
+  /// Puts a pause frame at the head of the control class, behind the pause frames already
+  /// waiting: a MAC sends PFC frames ahead of queued traffic, behind at most the frame being
+  /// serialized (the headroom counts on it).
+  void enqueue_pause(Packet* p);
   /// Starts a transmission if the port is idle and something is eligible (queued or pulled).
   void kick();
   /// Applies a received PFC frame to class `cls` (quanta 0 = resume).

@@ -247,7 +247,7 @@ void Switch::send_pfc(uint16_t port, uint8_t cls, uint16_t quanta) {
   sim_.ledger().inject(*f);
   ++ports_[port].egress->counters().pfc_sent;
   ++ports_[port].pfc_waiting[cls];
-  ports_[port].egress->enqueue(f);
+  ports_[port].egress->enqueue_pause(f);
 }
 
 void Switch::on_event(uint32_t tag, uint32_t gen) {

@@ -290,6 +290,39 @@ TEST(Dwrr, WeightsShareTheLink) {
   EXPECT_EQ(class2, 30);  // 10 rounds of 1 + 3: exactly w2 / (w1 + w2) of 40 frames
 }
 
+// A pause frame goes ahead of queued control traffic (a MAC sends PFC frames first, behind only
+// the frame on the wire: the headroom counts on it), and pause frames keep their own order.
+// Port 0 is busy with a data frame from t = 0 and holds 4 queued control frames; an XOFF then an
+// XON for class 1 are put on it. The control frames reach host 0 two pause frames late, and
+// host 0's class 1 ends unpaused (XOFF applied first, then XON).
+TEST(Pfc, PauseFramesGoAheadOfQueuedControlTrafficInTheirOwnOrder) {
+  SwitchConfig cfg = static_pfc();
+  cfg.pfc.enabled = false;
+  ThreeHosts t(cfg);
+  t.inject(1, 1, 0);
+  constexpr uint32_t kCtrl = 64;
+  for (int i = 0; i < 4; ++i) {
+    t.sw().receive(test::make_packet(t.sim, 2, 0, kCtrl, kControlClass, t.sink_id, 10 + i), 2);
+  }
+  for (const uint16_t quanta : {uint16_t{65535}, uint16_t{0}}) {
+    Packet* f = t.sim.pool().acquire();
+    f->type = PacketType::kPfc;
+    f->size = 64;
+    f->tclass = kControlClass;
+    f->set_ext(PfcInfo{1, quanta});
+    t.sim.ledger().inject(*f);
+    t.sw().port(0).enqueue_pause(f);
+  }
+  t.sim.run();
+  ASSERT_EQ(t.sink.arrivals.size(), 5U);
+  const Time ctrl = serialization_delay(kCtrl + 20, 100_Gbps);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(t.sink.arrivals[1 + i].at, kSer + kPauseFrame * 2 + ctrl * (i + 1) + 1_us) << i;
+  }
+  EXPECT_FALSE(t.net.host(0).port().paused(1));
+  EXPECT_GT(t.net.host(0).port().paused_time(1), Time());  // the XOFF did arrive first
+}
+
 // The trimmed headers' cap (UE spec §4.1, REFERENCE.md §4.4): with share s, while data waits a
 // trimmed header goes only once data has paid back its bytes at s / (1 - s) of them, so equal
 // frames alternate 1 : 1 at s = 0.5 and 1 : 3 at s = 0.25. Other control packets (an ACK) keep
