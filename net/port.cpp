@@ -158,7 +158,13 @@ Packet* EgressPort::pop(uint8_t cls) {
 // pairs), then DWRR over the queued data classes. Paused classes are skipped.
 Packet* EgressPort::select() {
   constexpr uint8_t kControlBit = 1U << kControlClass;
-  const auto eligible = static_cast<uint8_t>(nonempty_ & ~paused_mask_);
+  auto eligible = static_cast<uint8_t>(nonempty_ & ~paused_mask_);
+  if ((eligible & kControlBit) && pulls_ && paused_mask_ != 0) [[unlikely]] {
+    // A NIC's control line holds ACKs the switches carry in a data class (ack_class = "data"):
+    // while the switch pauses that class the line waits, as a NIC's ACK queue does (ns-3's
+    // RdmaEgressQueue checks the ACK class's pause before serving its ACK queue).
+    if (paused(q_[slot_[kControlClass]].q.front()->tclass)) eligible &= ~kControlBit;
+  }
   if (eligible & kControlBit) {
     // The control line's quantum is the trimmed headers' share in permille (0: no cap).
     if (q_[slot_[kControlClass]].quantum == 0) return pop(kControlClass);

@@ -323,6 +323,46 @@ TEST(Pfc, PauseFramesGoAheadOfQueuedControlTrafficInTheirOwnOrder) {
   EXPECT_GT(t.net.host(0).port().paused_time(1), Time());  // the XOFF did arrive first
 }
 
+// A NIC's control line carries ACKs in the switches' data class when ack_class = "data": while
+// the switch pauses that class the line waits (ns-3's RdmaEgressQueue serves its ACK queue only
+// if the ACK class is not paused), head first, so a control-class packet behind it waits too.
+// A pause of another class holds nothing.
+TEST(Pfc, ANicsAckInAPausedDataClassWaitsForTheResume) {
+  SwitchConfig cfg = static_pfc();
+  cfg.pfc.enabled = false;
+  ThreeHosts t(cfg);
+  EgressPort& nic = t.net.host(1).port();
+  constexpr uint32_t kCtrl = 64;
+  auto control = [&t](uint8_t cls, uint64_t seq) {
+    Packet* p = test::make_packet(t.sim, 1, 0, kCtrl, kControlClass, t.sink_id, seq);
+    p->type = PacketType::kAck;
+    t.sim.ledger().inject(*p);
+    t.net.host(1).send_control(p, cls);
+  };
+  nic.apply_pause(3, 65535);
+  control(3, 1);              // an ACK the switches carry in class 3
+  control(kControlClass, 2);  // a CNP behind it
+  t.sim.run(100_us);
+  EXPECT_TRUE(t.sink.arrivals.empty());
+  EXPECT_EQ(nic.queued_packets(kControlClass), 2U);
+  const Time resumed = t.sim.now();
+  nic.apply_pause(3, 0);
+  t.sim.run();
+  ASSERT_EQ(t.sink.arrivals.size(), 2U);
+  EXPECT_EQ(t.sink.arrivals[0].seq, 1U);
+  EXPECT_EQ(t.sink.arrivals[0].tclass, 3);
+  EXPECT_EQ(t.sink.arrivals[1].seq, 2U);
+  const Time ctrl = serialization_delay(kCtrl + 20, 100_Gbps);
+  EXPECT_EQ(t.sink.arrivals[0].at, resumed + ctrl * 2 + 2_us);  // two hops from the resume
+  // A pause of another class does not hold it.
+  nic.apply_pause(1, 65535);
+  const Time sent = t.sim.now();
+  control(3, 3);
+  t.sim.run();
+  ASSERT_EQ(t.sink.arrivals.size(), 3U);
+  EXPECT_EQ(t.sink.arrivals[2].at, sent + ctrl * 2 + 2_us);
+}
+
 // The trimmed headers' cap (UE spec §4.1, REFERENCE.md §4.4): with share s, while data waits a
 // trimmed header goes only once data has paid back its bytes at s / (1 - s) of them, so equal
 // frames alternate 1 : 1 at s = 0.5 and 1 : 3 at s = 0.25. Other control packets (an ACK) keep
