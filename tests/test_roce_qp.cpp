@@ -324,6 +324,27 @@ TEST(RoceQp, TimeoutFiresRtoAfterTheLastProgressAndResendsFromTheOldestUnacked) 
   EXPECT_EQ(r.flows[0].retransmissions, 1U);
 }
 
+// IRN with irn.timers = "ib" (conweave-ns3's rule under PFC): the lost last packet waits for
+// the IB local ACK timeout, rto_base x 2^rto_exponent = 16.384 us after the last progress, as
+// go-back-N does; with IRN's own timers it waits rto_low (100 us, one packet in flight) from
+// that progress.
+TEST(RoceQp, IrnWithIbTimersWaitsTheIbTimeoutNotRtoLow) {
+  for (const bool ib : {true, false}) {
+    TwoHosts h(std::string("recovery = \"irn\"\nrto_base = \"4096ns\"\nrto_exponent = 2\n") +
+                   (ib ? "irn.timers = \"ib\"" : ""),
+               flow(5 * kMtu));
+    h.rx->drop = [](uint64_t psn, int copy) { return psn == 4 && copy == 0; };
+    const RunResult r = h.execute();
+    ASSERT_TRUE(r.all_done);
+    const Time last_ack = kS * 3 + kDataPath + kControlPath;
+    EXPECT_EQ(psns(h.tx->sent, PacketType::kData), (std::vector<uint64_t>{0, 1, 2, 3, 4, 4}));
+    const Time expiry = last_ack + (ib ? 16384_ns : 100_us);
+    EXPECT_EQ(trace_times(r, 't'), std::vector<Time>{expiry}) << (ib ? "ib" : "irn");
+    EXPECT_EQ(h.tx->sent.back().at, expiry);
+    EXPECT_EQ(h.stats().timeouts, 1U);
+  }
+}
+
 // Every copy of PSN 4 is lost, retry_limit = 3: expiries 1-3 each resend PSN 4, expiry 4 finds
 // the limit exhausted and fails the QP (nothing more is sent). Without backoff the expiries are
 // at tA + k rto (k = 1..3); with rto_backoff the timeout doubles after each, tA + (2^k - 1) rto.

@@ -87,6 +87,12 @@ void load_rdma(Section& s, const TransportEnv& env, std::string_view recovery, s
                  "§1.8, conweave's rewind to snd_una); first, the oldest unacknowledged packet "
                  "and the un-SACKed ones below the highest SACK, as a NACK's recovery "
                  "[UNVERIFIED: which one the IRN paper's NIC does]") == "all";
+  r.irn.own_timers =
+      irn.choice("timers", "irn", {"irn", "ib"},
+                 "retransmission timers: irn, rto_low and rto_high; ib, only the IB local ACK "
+                 "timeout (rto_base x 2^rto_exponent), as conweave-ns3 runs IRN when PFC is on "
+                 "(REFERENCE.md §1.8): a PFC pause longer than rto_low then resends nothing") ==
+      "irn";
   r.irn.bdp_cap = irn.bytes("bdp_cap", Bytes(r.irn.bdp_cap), Bytes(0), kMaxBytes,
                             "BDP flow control: payload bytes outstanding per QP, also the "
                             "receiver bitmap's reach (0 = NIC rate x the fabric's longest "

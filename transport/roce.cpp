@@ -241,7 +241,8 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     // timers (rto_low, rto_high) resend far sooner and count only when a whole IB timeout has
     // passed since the last progress or counted retry: a PFC pause, which they cannot tell
     // from a loss, does not use up the budget within a millisecond and end the QP.
-    const bool counted = !selective_ || sim_.now() - retry_mark_ >= t_.cfg_.rto(retries_);
+    const bool counted =
+        !selective_ || !t_.cfg_.irn.own_timers || sim_.now() - retry_mark_ >= t_.cfg_.rto(retries_);
     if (counted) {
       retry_mark_ = sim_.now();
       if (++retries_ > t_.cfg_.retry_limit) {  // the fatal expiry rewinds nothing
@@ -334,8 +335,8 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
 
   Time rto() const {
     if (out_.rto > Time()) return out_.rto;  // the CC's own rule (Swift, REFERENCE.md §2.2)
-    if (!selective_) return t_.cfg_.rto(retries_);
     const IrnConfig& irn = t_.cfg_.irn;
+    if (!selective_ || !irn.own_timers) return t_.cfg_.rto(retries_);
     // Packets in flight: SACKed ones have arrived (the IRN paper's rule; conweave counts them).
     return sb_.in_flight() <= static_cast<uint64_t>(irn.low_packets) ? irn.rto_low : irn.rto_high;
   }

@@ -48,6 +48,9 @@ struct IrnConfig {
   /// On a timeout, resend everything outstanding and not SACKed (REFERENCE.md §1.8, conweave's
   /// rewind to snd_una); false: snd_una and the un-SACKed PSNs below the highest SACKed one.
   bool timeout_resends_all = true;
+  /// IRN's own timers (rto_low, rto_high); false: only the IB local ACK timeout
+  /// (RoceConfig::rto), conweave-ns3's rule when PFC is on (REFERENCE.md §1.8).
+  bool own_timers = true;
   /// BDP flow control: bytes outstanding per QP (0 = the NIC line rate x the fabric's longest
   /// unloaded round trip, net/round_trip.h). Also the receiver bitmap's reach.
   int64_t bdp_cap = 0;
