@@ -419,10 +419,24 @@ TEST(SelectiveRepeat, GoodputAtOnePercentLossMatchesTheClosedForms) {
   // the same per loss (docs/VALIDATION.md says where they part).
 }
 
+// The cap counts whole frames on the wire (the IRN paper's BDP / MTU): with 256 B payloads,
+// 318 B frames, 10G x the unloaded round trip 2T + 2c + 4d = 2.675 us is 3,344 B: 11 frames
+// (dividing by the payload, 14).
+TEST(SelectiveRepeat, TheDerivedBdpCapCountsWholeFrames) {
+  for (const auto& [payload, frames] : {std::pair<int64_t, uint64_t>{256, 11}, {1024, 5}}) {
+    const Time rtt = wire_10g(payload + 62) * 2 + wire_10g(64) * 2 + 2_us;
+    const int64_t bdp = bytes_in(rtt, Rate::gbps(10));
+    EXPECT_EQ(static_cast<uint64_t>((bdp + payload + 61) / (payload + 62)), frames);
+    const auto r =
+        run_with_drops(two_hosts("roce", payload, "64KiB", "recovery = \"irn\""), {}, 0.0);
+    EXPECT_EQ(r.cap_packets, frames) << payload;
+  }
+}
+
 TEST(SelectiveRepeat, BdpFlowControlNeverExceedsTheCap) {
   const int64_t payload = 1024;
   const auto r = run_with_drops(two_hosts("roce", payload, "4MiB", "recovery = \"irn\""), {}, 0.02);
-  // The cap: 10G x the unloaded round trip (2 data + 2 ACK hops) = 4.85 KB -> 5 packets.
+  // The cap: 10G x the unloaded round trip (2 data + 2 ACK hops) = 4.88 KB -> 5 frames.
   EXPECT_EQ(r.cap_packets, 5U);
   EXPECT_EQ(r.max_outstanding,
             static_cast<int64_t>(r.cap_packets) * payload);  // reached, never passed

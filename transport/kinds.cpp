@@ -95,8 +95,8 @@ void load_rdma(Section& s, const TransportEnv& env, std::string_view recovery, s
       "irn";
   r.irn.bdp_cap = irn.bytes("bdp_cap", Bytes(r.irn.bdp_cap), Bytes(0), kMaxBytes,
                             "BDP flow control: payload bytes outstanding per QP, also the "
-                            "receiver bitmap's reach (0 = NIC rate x the fabric's longest "
-                            "unloaded round trip)")
+                            "receiver bitmap's reach (0 = the whole frames the NIC rate sends "
+                            "in the fabric's longest unloaded round trip, as packets)")
                       .count();
   if (!irn.describing()) {
     if (r.irn.rto_low <= Time()) irn.fail("rto_low", "a positive duration");

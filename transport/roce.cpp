@@ -736,9 +736,13 @@ RoceTransport::RoceTransport(Network& net, FlowTable& flows, const RoceConfig& c
     needs_int_ = cc_.make(cc_context(0, 0, net.host(0).rate(), Time()))->needs().int_stack;
   }
   if (selective() && net.host_count() > 0) {
-    int64_t cap = cfg_.irn.bdp_cap;
-    if (cap == 0) cap = bytes_in(base_rtt_, net.host(0).rate());
-    cap_packets_ = std::max<uint64_t>(1, static_cast<uint64_t>((cap + payload - 1) / payload));
+    // Derived: the packets that fill the longest unloaded round trip, counted in whole frames
+    // on the wire (the IRN paper's BDP / MTU); given: payload bytes, in whole packets.
+    const int64_t frame = payload + cfg_.wire.header_bytes;
+    const int64_t cap = cfg_.irn.bdp_cap;
+    cap_packets_ = static_cast<uint64_t>(
+        cap == 0 ? bdp_in_whole_frames(net, frame, cfg_.wire.control_bytes) / frame
+                 : std::max<int64_t>(1, (cap + payload - 1) / payload));
   }
 }
 

@@ -51,8 +51,9 @@ struct IrnConfig {
   /// IRN's own timers (rto_low, rto_high); false: only the IB local ACK timeout
   /// (RoceConfig::rto), conweave-ns3's rule when PFC is on (REFERENCE.md §1.8).
   bool own_timers = true;
-  /// BDP flow control: bytes outstanding per QP (0 = the NIC line rate x the fabric's longest
-  /// unloaded round trip, net/round_trip.h). Also the receiver bitmap's reach.
+  /// BDP flow control: payload bytes outstanding per QP (0 = the frames the NIC line rate sends
+  /// in the fabric's longest unloaded round trip, net/round_trip.h, as packets). Also the
+  /// receiver bitmap's reach.
   int64_t bdp_cap = 0;
 };
 
