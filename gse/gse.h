@@ -54,8 +54,9 @@ struct GseConfig {
   ContainerRule rule = ContainerRule::kCumulative;
   ContainerPath path = ContainerPath::kIndex;
   // Give up on an incomplete container after this; 0 = derived: twice the fabric's round trip
-  // (grant_loop), grown to twice the longest wait that ended with the container complete (the
-  // reordering seen), at most reorder_timeout_max. [UNVERIFIED] factors.
+  // (grant_loop), grown to twice the longest wait that ended with the container complete or
+  // with it arriving after a timeout gave up on it (the reordering seen), at most
+  // reorder_timeout_max. [UNVERIFIED] factors.
   Time reorder_timeout;
   Time reorder_timeout_max = Time::us(100);  // [UNVERIFIED]
   int64_t reorder_buffer = 0;  // bytes a reorder stage may hold; 0 = what the switch buffer admits

@@ -137,7 +137,8 @@ void load_rdma(Section& s, const TransportEnv& env, std::string_view recovery, s
                "the switch queue of ACKs and NACKs: control, the strict-priority control class; "
                "data, their QP's data class, behind its data and under its PFC (as a switch "
                "classifying on DSCP/PCP, and HPCC's ns-3 for every CC); the NIC sends them ahead "
-               "of data either way, CNPs stay in the control class") == "data";
+               "of data either way, and holds them while the switch pauses their class; CNPs "
+               "stay in the control class") == "data";
   r.nack_interval = s.time("nack_interval", r.nack_interval,
                            "no repeated NACK for the same PSN within this time");
   r.rto_base = s.time("rto_base", r.rto_base, "IB timeout unit (4.096 us)");
