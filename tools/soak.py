@@ -289,7 +289,8 @@ def dcqcn_params(rng, tr):
 def irn_params(rng, tr):
     if rng.random() < 0.5:
         tr["irn"] = {"rto_low": pick(rng, "5us", "20us"), "rto_high": pick(rng, "20us", "320us"),
-                     "low_packets": rng.randint(1, 4), "bdp_cap": pick(rng, 0, "8KiB", "64KiB")}
+                     "low_packets": rng.randint(1, 4), "bdp_cap": pick(rng, 0, "8KiB", "64KiB"),
+                     "timers": pick(rng, "irn", "irn", "ib")}
 
 
 def roce_like(rng, sc, tr, kind):
@@ -303,6 +304,8 @@ def roce_like(rng, sc, tr, kind):
         tr["ack_every_bytes"] = pick(rng, "1KiB", "64KiB")
     if rng.random() < 0.2:
         tr["nack_interval"] = pick(rng, "10us", "100us")
+    if rng.random() < 0.2:
+        tr["ack_class"] = "data"  # ACKs under their data class's PFC, at the NIC too
     if kind == "rltp":
         tr["op"] = pick(rng, "write", "read")
     elif rng.random() < 0.3:
