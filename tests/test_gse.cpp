@@ -470,6 +470,49 @@ TEST(GseReorderLoss, ALateContainerAfterATimeoutGrowsTheDerivedTimeout) {
   EXPECT_EQ(d.stage.stats().timeout, Time::us(2));
 }
 
+// The same at scale: a spine downlink slows 100x mid-run (a `degrade` to 4G at 30 us), so a
+// 16 KB container on it takes 32.8 us, far beyond the derived timeout (a few us). Each one
+// that times out and arrives after all doubles what the timeout covers, up to
+// reorder_timeout_max (100 us): a few dozen timeouts in the run. Held at its start value (a
+// fixed reorder_timeout, as the derived one was before it learnt from late containers) every
+// container on the slow path times out and its successors are resent by go-back-N.
+TEST(GseReorderLoss, ASuddenPathSkewIsLearntFromLateContainers) {
+  const std::string toml = R"(
+[topology]
+kind = "leaf_spine"
+servers = 4
+gpus_per_server = 4
+spines = 2
+[transport]
+kind = "roce"
+[fabric]
+kind = "gse"
+[workload]
+kind = "permutation"
+bytes = "4MB"
+[[faults.events]]
+link = "leaf0-spine0"
+action = "degrade"
+at = "30us"
+rate_factor = 0.01
+direction = "down"
+)";
+  const RunResult learnt = run_text(toml);
+  const RunResult fixed = run_text(toml, {"fabric.gse.reorder_timeout=8us"});
+  ASSERT_TRUE(learnt.all_done && fixed.all_done);
+  const auto timeouts = [](const RunResult& r) {
+    return r.fabric["gse"]["reorder_timeouts"].get<uint64_t>();
+  };
+  EXPECT_EQ(learnt.fabric["gse"]["reorder_timeout_us"].get<double>(), 100.0);
+  EXPECT_LT(timeouts(learnt) * 10, timeouts(fixed));
+  EXPECT_LT(learnt.end_time, fixed.end_time);
+  std::printf("[ figures ] a spine downlink at 1/100 of its rate: reorder timeouts %llu learnt, "
+              "%llu at a fixed 8 us; run %.1f against %.1f us\n",
+              static_cast<unsigned long long>(timeouts(learnt)),
+              static_cast<unsigned long long>(timeouts(fixed)), learnt.end_time.us_f(),
+              fixed.end_time.us_f());
+}
+
 TEST(GseReorderLoss, AFullReorderBufferReleasesInsteadOfDropping) {
   GseConfig cfg = derived(Time::us(5));
   cfg.reorder_buffer = 2 * (4096 + 62);  // two frames (the GSE header is removed on arrival)
