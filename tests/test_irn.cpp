@@ -419,9 +419,9 @@ TEST(SelectiveRepeat, GoodputAtOnePercentLossMatchesTheClosedForms) {
   // the same per loss (docs/VALIDATION.md says where they part).
 }
 
-// The cap counts whole frames on the wire (the IRN paper's BDP / MTU): with 256 B payloads,
-// 318 B frames, 10G x the unloaded round trip 2T + 2c + 4d = 2.675 us is 3,344 B: 11 frames
-// (dividing by the payload, 14).
+// The cap counts whole frames, headers included (the IRN paper's BDP / MTU; preamble and gap
+// are not counted, as for UET's window): with 256 B payloads, 318 B frames, 10G x the unloaded
+// round trip 2T + 2c + 4d = 2.675 us is 3,344 B: 11 frames (dividing by the payload, 14).
 TEST(SelectiveRepeat, TheDerivedBdpCapCountsWholeFrames) {
   for (const auto& [payload, frames] : {std::pair<int64_t, uint64_t>{256, 11}, {1024, 5}}) {
     const Time rtt = wire_10g(payload + 62) * 2 + wire_10g(64) * 2 + 2_us;
@@ -528,6 +528,22 @@ TEST(RoceRead, AnUnansweredReadMakesRetryLimitPlusOneRequests) {
   EXPECT_FALSE(r.flows[0].done);
   EXPECT_EQ(counter(r, "read_requests"), 8U);
   EXPECT_EQ(counter(r, "failed_qps"), 1U);
+}
+
+// With irn.timers = "ib" a read request is retried after the IB timeout too, not rto_low: in
+// 350 us with every request lost, IRN's own timers (rto_low 100 us) send 4 requests, the IB
+// timeout (4.096 us x 2^14 = 67 ms) one.
+TEST(RoceRead, IbTimersRetryAReadRequestAfterTheIbTimeout) {
+  for (const bool ib : {false, true}) {
+    std::string s = two_hosts("roce", 1024, "4KiB",
+                              std::string("recovery = \"irn\"\nop = \"read\"\n") +
+                                  (ib ? "irn.timers = \"ib\"\n" : ""));
+    s += "[network.loss]\nprobability = 1.0\nlinks = \"host_up\"\n";
+    s.replace(s.find("stop_time = \"10s\""), 17, "stop_time = \"350us\"");
+    const RunResult r = run_checked(load_scenario_text(s, "r.toml"));
+    EXPECT_FALSE(r.flows[0].done);
+    EXPECT_EQ(counter(r, "read_requests"), ib ? 1U : 4U) << (ib ? "ib" : "irn");
+  }
 }
 
 // ACKs coalesced beyond the BDP cap would leave the sender blocked until its timeout: the

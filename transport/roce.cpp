@@ -736,8 +736,9 @@ RoceTransport::RoceTransport(Network& net, FlowTable& flows, const RoceConfig& c
     needs_int_ = cc_.make(cc_context(0, 0, net.host(0).rate(), Time()))->needs().int_stack;
   }
   if (selective() && net.host_count() > 0) {
-    // Derived: the packets that fill the longest unloaded round trip, counted in whole frames
-    // on the wire (the IRN paper's BDP / MTU); given: payload bytes, in whole packets.
+    // Derived: the longest unloaded round trip's bytes at the NIC rate in whole frames
+    // (headers counted, preamble and gap not: the IRN paper's BDP / MTU, as UET's window and
+    // the ECN thresholds count it, net/round_trip.h); given: payload bytes, in whole packets.
     const int64_t frame = payload + cfg_.wire.header_bytes;
     const int64_t cap = cfg_.irn.bdp_cap;
     cap_packets_ = static_cast<uint64_t>(
@@ -862,7 +863,7 @@ void RoceTransport::send_read_request(uint32_t id, bool retry) {
   const auto k = static_cast<int64_t>(c.recv.size());
   const int64_t per = spec.bytes / k;
   const int64_t rem = spec.bytes % k;
-  const Time rto = selective() ? cfg_.irn.rto_low : cfg_.rto(0);
+  const Time rto = selective() && cfg_.irn.own_timers ? cfg_.irn.rto_low : cfg_.rto(0);
   ReadState& st = read_state_[id];
   std::vector<size_t> unanswered;
   bool answering = false;
