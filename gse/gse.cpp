@@ -273,13 +273,14 @@ bool GseReorder::on_forward(Packet& p, uint16_t /*in_port*/, uint16_t out_port) 
   Stream& s = *streams_[index];
   if (h.container < s.cur) {
     ++stats_.late;  // its container was given up: deliver at once
-    // Given up by a timeout, it was not lost but slow: the derived timeout grows to cover that
-    // wait, as when a container completes late. Without this, a path skew longer than the
-    // current timeout timed out on every container and never taught the timeout anything.
-    if (s.gave_up_since != Time::max() && h.container >= s.gave_up_from &&
-        h.container < s.gave_up_to) {
-      observe_wait(sim_.now() - s.gave_up_since);
-      s.gave_up_since = Time::max();
+    // The container a timeout gave up waiting for was not lost but slow: the derived timeout
+    // grows to cover that wait, as when a container completes late. Without this, a path skew
+    // longer than the current timeout timed out on every container and taught nothing. Only
+    // the container the stream waited for teaches: the ones held behind it that were still
+    // arriving at the give-up did not block it.
+    if (const auto g = s.gave_up.find(h.container); g != s.gave_up.end()) {
+      observe_wait(sim_.now() - g->second);
+      s.gave_up.erase(g);
     }
     sink_.release(&p, out_port);
     return false;
@@ -404,9 +405,13 @@ void GseReorder::on_event(uint32_t tag, uint32_t gen) {
   if (!s.timer.fire(sim_.scheduler(), this, tag, gen) || s.buffered.empty()) return;
   // Its missing packets are taken as lost: release everything held behind them at once.
   ++stats_.timeouts;
-  s.gave_up_since = s.blocked_since;
-  s.gave_up_from = s.cur;
-  s.gave_up_to = give_up(tag, s.cur);
+  // Remember what it waited for, and since when, for as long as a wait can teach (a container
+  // later than reorder_timeout_max is taken as lost: it would only set the cap).
+  const Time now = sim_.now();
+  std::erase_if(s.gave_up,
+                [&](const auto& e) { return now - e.second > cfg_.reorder_timeout_max; });
+  s.gave_up.emplace(s.cur, s.blocked_since);
+  give_up(tag, s.cur);
   advance(tag);
 }
 

@@ -299,12 +299,10 @@ class GseReorder : public SwitchExtension, public EventTarget {
     std::unordered_map<uint32_t, Arrivals> seen;     // containers >= cur
     Timer timer;
     Time blocked_since = Time::max();  // when a packet was last held behind cur (max: none)
-    // The last timeout gave up on containers [gave_up_from, gave_up_to) after waiting since
-    // gave_up_since (max: none, or one of them arrived since): the first of them to arrive
-    // after all measures the wait that would have been needed.
-    Time gave_up_since = Time::max();
-    uint32_t gave_up_from = 0;
-    uint32_t gave_up_to = 0;
+    // The containers timeouts gave up waiting for in the last reorder_timeout_max, with when
+    // the wait began: the first packet of one that arrives after all measures the wait that
+    // would have been needed.
+    std::map<uint32_t, Time> gave_up;
   };
   void release(Stream& s, Packet* p, uint16_t out, bool held);
   void advance(uint32_t index);

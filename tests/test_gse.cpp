@@ -447,18 +447,18 @@ TEST(GseReorderLoss, ALateContainerAfterATimeoutGrowsTheDerivedTimeout) {
   EXPECT_EQ(b.stage.stats().timeouts, 1U);
   EXPECT_EQ(b.stage.stats().late, 2U);
   EXPECT_EQ(b.stage.stats().timeout, Time::us(6));
-  // A packet of a container given up before the last timeout's range teaches nothing: the
-  // wait it would measure is not known.
+  // An earlier give-up's container still teaches when it comes after a later give-up: at 9 us
+  // container 0 ends a wait that began at 0, though container 1 was given up since.
   ReorderBench c(derived(Time::us(1)));
   c.arrive(0, 0);
   c.arrive(1, 0, 3);  // held at 0: container 0 is given up at 2 us
-  At next(c.sim, Time::ns(2500), [&c] { c.arrive(2, 0, 3); });  // held: given up at 4.5 us
-  At later(c.sim, Time::us(9), [&c] { c.arrive(0, 1); });       // before the last give-up's range
+  At next(c.sim, Time::ns(2500), [&c] { c.arrive(2, 0, 3); });  // held: 1 is given up at 4.5 us
+  At later(c.sim, Time::us(9), [&c] { c.arrive(0, 1); });
   c.sim.run();
   EXPECT_EQ(c.sink.order, (std::vector<uint64_t>{0, 100, 200, 1}));
   EXPECT_EQ(c.stage.stats().timeouts, 2U);
   EXPECT_EQ(c.stage.stats().late, 1U);
-  EXPECT_EQ(c.stage.stats().timeout, Time::us(2));
+  EXPECT_EQ(c.stage.stats().timeout, Time::us(18));
   // Fixed timeouts never adapt.
   GseConfig fixed = derived(Time::us(1));
   fixed.reorder_timeout = Time::us(2);
@@ -468,6 +468,45 @@ TEST(GseReorderLoss, ALateContainerAfterATimeoutGrowsTheDerivedTimeout) {
   At again(d.sim, Time::us(3), [&d] { d.arrive(0, 1); });
   d.sim.run();
   EXPECT_EQ(d.stage.stats().timeout, Time::us(2));
+}
+
+// A path 8 us slower than the other, containers 1.25 us apart and alternating between the two
+// (one packet each): the even ones come late. Container 0 is given up at 3.25 us (held since
+// 1.25 us, when container 1 came) and container 2 at 5.75 us; container 4's timer, armed at 6.25
+// us with 2 us, fires at 8.25 us. Container 0 itself arrives at 8 us and teaches the wait it
+// needed, 6.75 us: from then on the timeout is 13.5 us and every later wait ends in time. (With
+// only the last give-up remembered, each was forgotten before its container came, and every
+// even container timed out.)
+TEST(GseReorderLoss, APersistentSkewIsLearntFromTheContainersGivenUp) {
+  ReorderBench b(derived(Time::us(1)));
+  std::vector<std::unique_ptr<At>> arrivals;
+  for (uint32_t k = 0; k < 64; ++k) {
+    const Time at = Time::ns(1250) * k + (k % 2 == 0 ? Time::us(8) : Time());
+    const auto prev = static_cast<uint16_t>(k == 0 ? 0 : 1);
+    arrivals.push_back(std::make_unique<At>(b.sim, at, [&b, k, prev] { b.arrive(k, 0, prev); }));
+  }
+  b.sim.run();
+  EXPECT_EQ(b.stage.stats().timeouts, 3U);
+  EXPECT_EQ(b.stage.stats().late, 3U);  // containers 0, 2 and 4
+  EXPECT_EQ(b.stage.stats().timeout, Time::ns(13500));
+  EXPECT_EQ(b.sink.order.size(), 64U);
+}
+
+// Only the container the stream waited for teaches. Container 0 lost its last packet (a loss
+// the timeout rightly gives up on, at 2.1 us); container 1's last packet is still on its way
+// then and arrives at 2.2 us, after the give-up released the rest: late, but it did not block
+// the stream, so the timeout stays 2 us.
+TEST(GseReorderLoss, AContainerHeldBehindTheGivenUpOneTeachesNothing) {
+  ReorderBench b(derived(Time::us(1)));
+  b.arrive(0, 0);                                             // packet 1 of container 0 is lost
+  At one(b.sim, Time::ns(100), [&b] { b.arrive(1, 0, 2); });  // held: blocked since 0.1 us
+  At two(b.sim, Time::ns(200), [&b] { b.arrive(1, 1, 2); });
+  At three(b.sim, Time::ns(300), [&b] { b.arrive(2, 0, 3); });  // container 1 has 3 packets
+  At tail(b.sim, Time::ns(2200), [&b] { b.arrive(1, 2, 2); });
+  b.sim.run();
+  EXPECT_EQ(b.stage.stats().timeouts, 1U);
+  EXPECT_EQ(b.stage.stats().late, 1U);
+  EXPECT_EQ(b.stage.stats().timeout, Time::us(2));
 }
 
 // The same at scale: a spine downlink slows 100x mid-run (a `degrade` to 4G at 30 us), so a
