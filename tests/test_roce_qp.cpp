@@ -345,6 +345,29 @@ TEST(RoceQp, IrnWithIbTimersWaitsTheIbTimeoutNotRtoLow) {
   }
 }
 
+// The IB timer runs from the last progress, not the last send: PSNs 10..29 are lost once, and
+// after the last ACK (PSN 9's) the BDP cap still lets PSNs out. With irn.timers = "ib" the first
+// expiry is 16.384 us after that ACK; re-armed per send, as IRN's own timers are, it came later.
+TEST(RoceQp, IrnIbTimerCountsFromTheLastProgressNotTheLastSend) {
+  TwoHosts h("recovery = \"irn\"\nrto_base = \"4096ns\"\nrto_exponent = 2\nirn.timers = \"ib\"",
+             flow(30 * kMtu));
+  h.rx->drop = [](uint64_t psn, int copy) { return psn >= 10 && copy == 0; };
+  const RunResult r = h.execute();
+  ASSERT_TRUE(r.all_done);
+  const std::vector<Time> expiries = trace_times(r, 't');
+  ASSERT_FALSE(expiries.empty());
+  Time last_ack;
+  for (const Seen& e : h.tx->received) {
+    if (e.type == PacketType::kAck && e.at < expiries[0]) last_ack = std::max(last_ack, e.at);
+  }
+  Time last_send;
+  for (const Seen& e : h.tx->sent) {
+    if (e.at < expiries[0]) last_send = std::max(last_send, e.at);
+  }
+  EXPECT_GT(last_send, last_ack);  // the case the rule is about
+  EXPECT_EQ(expiries[0], last_ack + 16384_ns);
+}
+
 // Every copy of PSN 4 is lost, retry_limit = 3: expiries 1-3 each resend PSN 4, expiry 4 finds
 // the limit exhausted and fails the QP (nothing more is sent). Without backoff the expiries are
 // at tA + k rto (k = 1..3); with rto_backoff the timeout doubles after each, tA + (2^k - 1) rto.

@@ -127,9 +127,9 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     sent_any_ = true;
     cc_->on_sent({now, Bytes(last_wire_)});
     cc_changed(/*kick=*/false);
-    if (selective_) {
+    if (selective_ && t_.cfg_.irn.own_timers) {
       rto_timer_.arm(sim_.scheduler(), this, kRto, now + rto());  // IRN: re-armed per send
-    } else if (!rto_timer_.armed()) {
+    } else if (!rto_timer_.armed()) {  // the IB timer: from the first send, then per progress
       rto_timer_.arm(sim_.scheduler(), this, kRto, now + rto());
     }
     return p;
