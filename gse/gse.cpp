@@ -277,10 +277,16 @@ bool GseReorder::on_forward(Packet& p, uint16_t /*in_port*/, uint16_t out_port) 
     // grows to cover that wait, as when a container completes late. Without this, a path skew
     // longer than the current timeout timed out on every container and taught nothing. Only
     // the container the stream waited for teaches: the ones held behind it that were still
-    // arriving at the give-up did not block it.
+    // arriving at the give-up did not block it. Each of its packets does (the wait it needed
+    // ended with the last), while the wait is at most reorder_timeout_max: later than that it
+    // is taken as lost, as at the pruning in on_event.
     if (const auto g = s.gave_up.find(h.container); g != s.gave_up.end()) {
-      observe_wait(sim_.now() - g->second);
-      s.gave_up.erase(g);
+      const Time waited = sim_.now() - g->second;
+      if (waited <= cfg_.reorder_timeout_max) {
+        observe_wait(waited);
+      } else {
+        s.gave_up.erase(g);
+      }
     }
     sink_.release(&p, out_port);
     return false;
@@ -407,10 +413,12 @@ void GseReorder::on_event(uint32_t tag, uint32_t gen) {
   ++stats_.timeouts;
   // Remember what it waited for, and since when, for as long as a wait can teach (a container
   // later than reorder_timeout_max is taken as lost: it would only set the cap).
-  const Time now = sim_.now();
-  std::erase_if(s.gave_up,
-                [&](const auto& e) { return now - e.second > cfg_.reorder_timeout_max; });
-  s.gave_up.emplace(s.cur, s.blocked_since);
+  if (cfg_.reorder_timeout <= Time()) {  // a derived timeout learns; a given one does not
+    const Time now = sim_.now();
+    std::erase_if(s.gave_up,
+                  [&](const auto& e) { return now - e.second > cfg_.reorder_timeout_max; });
+    s.gave_up.emplace(s.cur, s.blocked_since);
+  }
   give_up(tag, s.cur);
   advance(tag);
 }

@@ -62,8 +62,9 @@ class alignas(64) EgressPort : public EventTarget {
   void on_event(uint32_t tag, uint32_t gen) override;
   void prefetch_next() const override;
   /// Prefetch hint for a packet about to join a queue: the lines enqueue() reads first (the
-  /// queue lines' handle and slot map, the transmit state, the counters).
-  void prefetch_enqueue() const {
+  /// queue lines' handle and slot map, the transmit state, the counters). Always inlined, as
+  /// PacketPool::prefetch_fabric (GCC deletes calls to a prefetch-only function).
+  [[gnu::always_inline]] void prefetch_enqueue() const {
     const auto* self = reinterpret_cast<const unsigned char*>(this);
     __builtin_prefetch(self, 1);
     __builtin_prefetch(self + 64, 1);

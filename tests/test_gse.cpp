@@ -509,6 +509,30 @@ TEST(GseReorderLoss, AContainerHeldBehindTheGivenUpOneTeachesNothing) {
   EXPECT_EQ(b.stage.stats().timeout, Time::us(2));
 }
 
+// A given-up container's packets each teach (the stream needed the last of them), but only
+// within reorder_timeout_max of the wait's start: later, the container is taken as lost. Four
+// packets of container 0 come at 3, 6, 9 and 12 us after a give-up at 2 us: 24 us. One packet
+// 500 us late teaches nothing, whether or not another timeout has pruned its entry since.
+TEST(GseReorderLoss, EveryLatePacketOfAGivenUpContainerTeachesWithinTheCap) {
+  ReorderBench b(derived(Time::us(1)));
+  b.arrive(1, 0, 4);  // held: container 0 has 4 packets, none here yet
+  std::vector<std::unique_ptr<At>> late;
+  for (uint16_t k = 0; k < 4; ++k) {
+    late.push_back(std::make_unique<At>(b.sim, Time::us(3) * (k + 1), [&b, k] { b.arrive(0, k); }));
+  }
+  b.sim.run();
+  EXPECT_EQ(b.stage.stats().timeouts, 1U);
+  EXPECT_EQ(b.stage.stats().late, 4U);
+  EXPECT_EQ(b.stage.stats().timeout, Time::us(24));
+  ReorderBench c(derived(Time::us(1)));
+  c.arrive(0, 0);
+  c.arrive(1, 0, 3);  // container 0 is given up at 2 us
+  At stale(c.sim, Time::us(500), [&c] { c.arrive(0, 1); });
+  c.sim.run();
+  EXPECT_EQ(c.stage.stats().late, 1U);
+  EXPECT_EQ(c.stage.stats().timeout, Time::us(2));
+}
+
 // The same at scale: a spine downlink slows 100x mid-run (a `degrade` to 4G at 30 us), so a
 // 16 KB container on it takes 32.8 us, far beyond the derived timeout (a few us). Each one
 // that times out and arrives after all doubles what the timeout covers, up to
