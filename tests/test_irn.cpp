@@ -519,15 +519,23 @@ TEST(RoceRead, AReadQueuedBehindAnotherIsNotGivenUp) {
   EXPECT_EQ(counter(r, "read_requests"), 2U);  // one each: nothing was lost
 }
 
-// A read whose every request is lost: retry_limit + 1 requests (7 + 1), one rto_low apart, and
-// the source declared failed one rto_low after the last (not when it is sent).
-TEST(RoceRead, AnUnansweredReadMakesRetryLimitPlusOneRequests) {
-  std::string s = two_hosts("rltp", 1024, "4KiB", "op = \"read\"");
-  s += "[network.loss]\nprobability = 1.0\nlinks = \"host_up\"\n";
-  const RunResult r = run_checked(load_scenario_text(s, "r.toml"));
-  EXPECT_FALSE(r.flows[0].done);
-  EXPECT_EQ(counter(r, "read_requests"), 8U);
-  EXPECT_EQ(counter(r, "failed_qps"), 1U);
+// A read whose every request is lost. The requests go one rto_low (100 us) apart; the budget
+// counts IB timeouts, as a QP's does: with the IB timeout at 400 us (100 us x 2^2) every fourth
+// retry counts, the 8th count (retry_limit 7 passed) comes at 3,200 us and fails the source
+// instead of sending: 32 requests, at 0, 100, ..., 3,100 us. With the IB timeout equal to
+// rto_low every retry counts: retry_limit + 1 = 8 requests. (Until 2026-11-29 every rto_low
+// retry counted, so a PFC pause of 8 rto_low failed a read that a write would survive.)
+TEST(RoceRead, AnUnansweredReadSpendsItsRetryBudgetInIbTimeouts) {
+  for (const auto& [exponent, requests] : {std::pair<int, uint64_t>{2, 32}, {0, 8}}) {
+    std::string s =
+        two_hosts("rltp", 1024, "4KiB",
+                  fmt::format("op = \"read\"\nrto_base = \"100us\"\nrto_exponent = {}", exponent));
+    s += "[network.loss]\nprobability = 1.0\nlinks = \"host_up\"\n";
+    const RunResult r = run_checked(load_scenario_text(s, "r.toml"));
+    EXPECT_FALSE(r.flows[0].done);
+    EXPECT_EQ(counter(r, "read_requests"), requests) << exponent;
+    EXPECT_EQ(counter(r, "failed_qps"), 1U);
+  }
 }
 
 // With irn.timers = "ib" a read request is retried after the IB timeout too, not rto_low: in

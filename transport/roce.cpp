@@ -853,9 +853,11 @@ void RoceTransport::begin(uint32_t id) {
 // whose request drew no data of the flow within a retransmission timeout is asked again (its
 // request or data was lost), unless data of earlier reads kept arriving on it meanwhile: the
 // source answers a QP's requests in order, so a read queued behind others waits, and the source
-// is answering (IB resets the requester's timer on every response). After retry_limit + 1
-// requests, a whole timeout with no answer to the last one makes the flow's source a failed
-// sender (the run did not finish).
+// is answering (IB resets the requester's timer on every response). The retry budget counts
+// IB timeouts, as a QP's does (SendQp::on_event): with IRN's own timers a request is asked
+// again every rto_low, but counts only once a whole IB timeout (rto_base x 2^rto_exponent,
+// backed off with rto_backoff) has passed since the last counted one. When the count passes
+// retry_limit with no answer, the flow's source is a failed sender (the run did not finish).
 void RoceTransport::send_read_request(uint32_t id, bool retry) {
   const FlowSpec& spec = flows_[id].spec;
   Connection& c = connection_of(id);
@@ -863,7 +865,7 @@ void RoceTransport::send_read_request(uint32_t id, bool retry) {
   const auto k = static_cast<int64_t>(c.recv.size());
   const int64_t per = spec.bytes / k;
   const int64_t rem = spec.bytes % k;
-  const Time rto = selective() && cfg_.irn.own_timers ? cfg_.irn.rto_low : cfg_.rto(0);
+  const bool fast = selective() && cfg_.irn.own_timers;  // IRN's rto_low between requests
   ReadState& st = read_state_[id];
   std::vector<size_t> unanswered;
   bool answering = false;
@@ -881,20 +883,26 @@ void RoceTransport::send_read_request(uint32_t id, bool retry) {
   if (unanswered.empty()) return;
   if (answering) {  // earlier reads' data came since the last request: wait on
     st.asked = now;
-    defer(now + rto, id, kReadRetry);
+    st.mark = now;
+    st.counted = 0;
+    defer(now + (fast ? cfg_.irn.rto_low : cfg_.rto(0)), id, kReadRetry);
     return;
   }
-  if (st.tries > cfg_.retry_limit) {  // retry_limit + 1 requests, none answered
-    ++counters_.failed_qps;
-    return;
+  if (!retry) {
+    st.mark = now;
+  } else if (!fast || now - st.mark >= cfg_.rto(st.counted)) {
+    st.mark = now;
+    if (++st.counted > cfg_.retry_limit) {  // retry_limit IB timeouts retried, none answered
+      ++counters_.failed_qps;
+      return;
+    }
   }
   for (const size_t q : unanswered) {
     const int64_t b = per + (static_cast<int64_t>(q) < rem ? 1 : 0);
     c.recv[q]->request_read(id, b);
   }
-  ++st.tries;
   st.asked = now;
-  defer(now + rto, id, kReadRetry);
+  defer(now + (fast ? cfg_.irn.rto_low : cfg_.rto(st.counted)), id, kReadRetry);
 }
 
 void RoceTransport::defer(Time at, uint32_t id, uint8_t what) {

@@ -200,8 +200,9 @@ class RoceTransport : public Transport, public EventTarget {
   std::unordered_map<uint32_t, int> write_parts_;  // write: QP parts not yet acknowledged
   std::unordered_map<uint32_t, int> recv_parts_;   // selective send/read: parts not yet in order
   struct ReadState {
-    int tries = 0;  // requests sent
-    Time asked;     // the last request, or the last time earlier reads' data was seen waiting
+    int counted = 0;  // IB timeouts retried without an answer (the retry budget)
+    Time mark;        // the first request, or the last counted retry
+    Time asked;       // the last request, or the last time earlier reads' data was seen waiting
   };
   std::unordered_map<uint32_t, ReadState> read_state_;  // per read flow not yet complete
   std::unordered_map<uint64_t, Time> conn_ready_;       // host pair -> setup done
