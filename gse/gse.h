@@ -300,8 +300,8 @@ class GseReorder : public SwitchExtension, public EventTarget {
     Timer timer;
     Time blocked_since = Time::max();  // when a packet was last held behind cur (max: none)
     // The containers timeouts gave up waiting for in the last reorder_timeout_max, with when
-    // the wait began: the first packet of one that arrives after all measures the wait that
-    // would have been needed.
+    // the wait began: each packet of one that arrives after all, within reorder_timeout_max of
+    // that start, measures a wait that would have been needed (derived timeouts only).
     std::map<uint32_t, Time> gave_up;
   };
   void release(Stream& s, Packet* p, uint16_t out, bool held);
