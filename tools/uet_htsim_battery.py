@@ -181,7 +181,7 @@ def main():
         toml.write_text(sbs.fabsim_toml(name, mpath, block, trim, kmin, kmax, stop=stop, uet=uet,
                                         nscc=nscc, faults=faults, ecn=scale, trims=scale,
                                         credit_cc=credit))
-        fw, frss, fu, _ = sbs.timed([args.fabsim, "run", str(toml), "--out", str(out / name)],
+        fw, frss, fu, _, _ = sbs.timed([args.fabsim, "run", str(toml), "--out", str(out / name)],
                                     ok=(0, 3))  # 3: the run ended with flows unfinished
         ff, _ = sbs.fabsim_fcts(out / name)
         fseeds = [ff]
@@ -196,7 +196,7 @@ def main():
             # file (relative to its own directory) made absolute.
             hparams = [str(hdir / p) if i > 0 and params[i - 1] == "-topo" else p
                        for i, p in enumerate(params)]
-            hw, _, _, log = sbs.timed([str(hdir / "htsim_uec"), "-tm", str(mpath), *hparams],
+            hw, _, _, log, _ = sbs.timed([str(hdir / "htsim_uec"), "-tm", str(mpath), *hparams],
                                       cwd=str(out))
             (out / f"{name}.htsim.log").write_text(log)
             m = re.search(r"Setting ECN to parameters low (\d+) high (\d+)", log)
@@ -207,7 +207,7 @@ def main():
             row["hseeds"] = [row["h"]]
             for seed in range(2, args.seeds + 1):
                 seed = 1 if seed == HTSIM_SEED else seed  # its first run had the default
-                _, _, _, slog = sbs.timed([str(hdir / "htsim_uec"), "-tm", str(mpath), *hparams,
+                _, _, _, slog, _ = sbs.timed([str(hdir / "htsim_uec"), "-tm", str(mpath), *hparams,
                                            "-seed", str(seed)], cwd=str(out))
                 (out / f"{name}-seed{seed}.htsim.log").write_text(slog)
                 row["hseeds"].append(sbs.htsim_fcts(slog)[0])

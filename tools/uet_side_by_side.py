@@ -12,6 +12,8 @@ DIR holds the connection matrices made with htsim's own generators (seed 1):
   perm_1024n_2MB_s1.cm          gen_permutation.py  perm_1024n_2MB_s1.cm 1024 1024 2000000 0 1
   incast_1024n_128to1_2MB_s1.cm gen_incast.py       incast_1024n_128to1_2MB_s1.cm 1024 128 2000000 0 1 0
   a2a_128n_256KiB_s1.cm         gen_serialn_alltoall.py a2a_128n_256KiB_s1.cm 128 128 128 127 262144 0 1
+  perm_8192n_2MB_s1.cm          gen_permutation.py  perm_8192n_2MB_s1.cm 8192 8192 2000000 0 1
+                                (perm-ls8192 only: not in the default --only list)
 Each matrix line "a->b id n start t size s" becomes a fabsim flow from a to b of s bytes at t us.
 
 Both sides: 100 Gb/s and 1 us on every link, MTU 4,150 B (4,086 B payload + 64 B header), 64 B
@@ -21,7 +23,10 @@ or the last queued packet at random (htsim's queue), ECN at 20 % / 80 % of it wi
 1 at the top, decided when the packet's last bit has left (htsim's completeService),
 NSCC with htsim's derived parameters, the "mixed" entropy selection over 64 entropies, RUD, and
 FCT measured at the sender when the last ACK arrives (htsim's "finished at" - "starting at").
-htsim is run with -end 100000 (us) -seed 1. Wall time and peak RSS come from /usr/bin/time.
+htsim is run with -end 100000 (us) -seed 1. Wall time, peak RSS and user time are the kernel's
+accounting of each child (what /usr/bin/time -f "%e %M %U" prints); the anonymous peak (heap and
+anonymous mappings, without the file-backed pages of the binary and shared libraries) is
+sampled from /proc/PID/status every millisecond.
 
 Timing is paired: each round runs fabsim, then htsim, on the same scenario. The speed ratio
 printed is the median over rounds of htsim's user time / fabsim's in the same round (with the
@@ -30,12 +35,14 @@ stable where single runs are not. Times are each side's median; RSS each side's 
 """
 import argparse
 import math
+import os
 import pathlib
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 # name: (matrix, fabsim topology block, htsim topology file, trim threshold, ECN kmin, kmax)
 # Thresholds as htsim derives them (REFERENCE.md §9.3.3): one BDP in whole 4,150 B packets.
@@ -50,6 +57,9 @@ uplink_rate = "100Gbps"
 host_link_delay = "1us"
 fabric_link_delay = "1us"
 """
+# htsim's leaf_spine_8192_100g.topo: 128 leaves of 64 hosts, 64 uplinks each, 64 spines.
+LEAF_SPINE_8192 = LEAF_SPINE_1024.replace("servers = 1024", "servers = 8192").replace(
+    "servers_per_leaf = 32", "servers_per_leaf = 64").replace("spines = 32", "spines = 64")
 FAT_TREE = """[topology]
 kind = "fat_tree"
 k = {k}
@@ -67,7 +77,10 @@ SCENARIOS = {
     "incast128-credit": ("incast_1024n_128to1_2MB_s1.cm", LEAF_SPINE_1024, "leaf_spine_1024.topo", 120350, 24900, 99600),
     "incast128-both": ("incast_1024n_128to1_2MB_s1.cm", LEAF_SPINE_1024, "leaf_spine_1024.topo", 120350, 24900, 99600),
     "a2a128": ("a2a_128n_256KiB_s1.cm", FAT_TREE.format(k=8), "fat_tree_128_1os.topo", 178450, 37350, 145250),
+    # Scale: the same two tiers, links and delays (so the same thresholds), eight times the hosts.
+    "perm-ls8192": ("perm_8192n_2MB_s1.cm", LEAF_SPINE_8192, "leaf_spine_8192_100g.topo", 120350, 24900, 99600),
 }
+DEFAULT = ["perm-ls1024", "perm-ft1024", "incast128", "incast128-credit", "incast128-both", "a2a128"]
 
 
 CREDIT = {"incast128-credit": ("none", ["-receiver_cc_only"]),
@@ -113,20 +126,43 @@ def fabsim_toml(name, matrix, topo, trim, kmin, kmax, stop="100ms", uet=(), nscc
 
 
 def timed(cmd, cwd=None, ok=(0,)):
-    """(wall s, peak RSS MiB, user s, stdout) of `cmd`; exits unless its status is in `ok`."""
-    with tempfile.NamedTemporaryFile("r", suffix=".time") as t:
-        p = subprocess.run(["/usr/bin/time", "-o", t.name, "-f", "%e %M %U"] + cmd, cwd=cwd,
-                           capture_output=True, text=True)
-        wall, rss, user = t.read().split()[-3:]
+    """(wall s, peak RSS MiB, user s, stdout, peak anonymous MiB) of `cmd`; exits unless its
+    status is in `ok`. Peak RSS and user time come from the kernel's accounting of the child
+    (wait4: what /usr/bin/time -f "%M %U" prints); the anonymous peak (heap, stacks and
+    anonymous mappings: the simulation's own state, without the pages of the binary and the
+    shared libraries mapped from files) from sampling /proc/PID/status's RssAnon every
+    millisecond, which the kernel keeps no peak of."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        t0 = time.monotonic()
+        p = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, text=True)
+        anon_kb = 0
+        while True:
+            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            if pid != 0:
+                break
+            try:
+                with open(f"/proc/{p.pid}/status") as f:
+                    for line in f:
+                        if line.startswith("RssAnon:"):
+                            anon_kb = max(anon_kb, int(line.split()[1]))
+            except OSError:
+                pass  # exited between wait4 and open
+            time.sleep(0.001)
+        wall = time.monotonic() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
     if p.returncode not in ok:
-        sys.exit(f"{cmd[0]} failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
-    return float(wall), int(rss) / 1024, float(user), p.stdout
+        sys.exit(f"{cmd[0]} failed ({p.returncode}):\n{stdout[-2000:]}\n{stderr[-2000:]}")
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime, stdout, anon_kb / 1024
 
 
 def summary(runs):
-    """Median wall, largest RSS and median user time of (wall, rss, user) runs."""
+    """Median wall, largest RSS, median user time and largest anonymous peak of (wall, rss,
+    user, anon) runs."""
     return (statistics.median(r[0] for r in runs), max(r[1] for r in runs),
-            statistics.median(r[2] for r in runs))
+            statistics.median(r[2] for r in runs), max(r[3] for r in runs))
 
 
 def pct(xs, q):
@@ -173,7 +209,7 @@ def main():
     ap.add_argument("--matrices", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--rounds", type=int, default=1)
-    ap.add_argument("--only", default=",".join(SCENARIOS))
+    ap.add_argument("--only", default=",".join(DEFAULT))
     ap.add_argument("--no-htsim", action="store_true")
     args = ap.parse_args()
     if not args.no_htsim and not args.htsim:
@@ -188,16 +224,16 @@ def main():
         toml.write_text(fabsim_toml(name, mats / matrix, topo, trim, kmin, kmax))
         runs = {"f": [], "h": []}
         for _ in range(args.rounds):
-            fw, frss, fu, _ = timed([args.fabsim, "run", str(toml), "--out", str(out / name)])
-            runs["f"].append((fw, frss, fu))
+            fw, frss, fu, _, fanon = timed([args.fabsim, "run", str(toml), "--out", str(out / name)])
+            runs["f"].append((fw, frss, fu, fanon))
             if not args.no_htsim:
                 hbin = pathlib.Path(args.htsim)
-                hw, hrss, hu, log = timed([str(hbin / "htsim_uec"), "-tm", str(mats / matrix), "-topo",
+                hw, hrss, hu, log, hanon = timed([str(hbin / "htsim_uec"), "-tm", str(mats / matrix), "-topo",
                                            str(hbin / "topologies" / htopo), "-end", "100000",
                                            "-seed", "1"] + CREDIT.get(name, ("", []))[1],
                                           cwd=str(out))  # it writes files to cwd
                 (out / f"{name}.htsim.log").write_text(log)
-                runs["h"].append((hw, hrss, hu))
+                runs["h"].append((hw, hrss, hu, hanon))
         ff, fpk = fabsim_fcts(out / name)
         row = {"name": name, "flows": len(ff), "f": summary(runs["f"]), "fpk": fpk,
                "fp50": pct(ff, 50), "fp99": pct(ff, 99), "fmax": max(ff)}
@@ -218,18 +254,20 @@ def main():
         print(f"| {r['name']} | {r['flows']} | {cell('fp50', 'hp50')} | {cell('fp99', 'hp99')} | "
               f"{cell('fmax', 'hmax')} |")
     print("\n| scenario | data packets fabsim | packets sent htsim | fabsim wall / user | htsim wall / user"
-          " | user-time ratio (median of rounds) | fabsim RSS | htsim RSS |")
+          " | user-time ratio (median of rounds) | peak RSS fabsim / htsim | anonymous fabsim / htsim |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        fw, frss, fu = r["f"]
+        fw, frss, fu, fanon = r["f"]
         if "h" in r:
-            hw, hrss, hu = r["h"]
+            hw, hrss, hu, hanon = r["h"]
             med, lo, hi = r["ratio"]
             spread = f" ({lo:.1f}-{hi:.1f}x)" if hi > lo else ""
             print(f"| {r['name']} | {r['fpk']:,} | {r['hpk']:,} | {fw:.2f} s / {fu:.2f} s | "
-                  f"{hw:.2f} s / {hu:.2f} s | {med:.1f}x{spread} | {frss:.0f} MiB | {hrss:.0f} MiB |")
+                  f"{hw:.2f} s / {hu:.2f} s | {med:.1f}x{spread} | {frss:.1f} / {hrss:.1f} MiB "
+                  f"(1/{hrss / frss:.1f}) | {fanon:.1f} / {hanon:.1f} MiB (1/{hanon / fanon:.1f}) |")
         else:
-            print(f"| {r['name']} | {r['fpk']:,} | | {fw:.2f} s / {fu:.2f} s | | | {frss:.0f} MiB | |")
+            print(f"| {r['name']} | {r['fpk']:,} | | {fw:.2f} s / {fu:.2f} s | | | {frss:.1f} MiB | "
+                  f"{fanon:.1f} MiB |")
 
 
 if __name__ == "__main__":
