@@ -23,10 +23,9 @@ or the last queued packet at random (htsim's queue), ECN at 20 % / 80 % of it wi
 1 at the top, decided when the packet's last bit has left (htsim's completeService),
 NSCC with htsim's derived parameters, the "mixed" entropy selection over 64 entropies, RUD, and
 FCT measured at the sender when the last ACK arrives (htsim's "finished at" - "starting at").
-htsim is run with -end 100000 (us) -seed 1. Wall time, peak RSS and user time are the kernel's
-accounting of each child (what /usr/bin/time -f "%e %M %U" prints); the anonymous peak (heap and
-anonymous mappings, without the file-backed pages of the binary and shared libraries) is
-sampled from /proc/PID/status every millisecond.
+htsim is run with -end 100000 (us) -seed 1. Wall time, peak RSS and user time come from
+/usr/bin/time; the anonymous peak (heap and anonymous mappings, without the file-backed pages of
+the binary and shared libraries) is sampled from /proc/PID/status every millisecond.
 
 Timing is paired: each round runs fabsim, then htsim, on the same scenario. The speed ratio
 printed is the median over rounds of htsim's user time / fabsim's in the same round (with the
@@ -35,7 +34,6 @@ stable where single runs are not. Times are each side's median; RSS each side's 
 """
 import argparse
 import math
-import os
 import pathlib
 import re
 import statistics
@@ -127,35 +125,36 @@ def fabsim_toml(name, matrix, topo, trim, kmin, kmax, stop="100ms", uet=(), nscc
 
 def timed(cmd, cwd=None, ok=(0,)):
     """(wall s, peak RSS MiB, user s, stdout, peak anonymous MiB) of `cmd`; exits unless its
-    status is in `ok`. Peak RSS and user time come from the kernel's accounting of the child
-    (wait4: what /usr/bin/time -f "%M %U" prints); the anonymous peak (heap, stacks and
-    anonymous mappings: the simulation's own state, without the pages of the binary and the
-    shared libraries mapped from files) from sampling /proc/PID/status's RssAnon every
-    millisecond, which the kernel keeps no peak of."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        t0 = time.monotonic()
-        p = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, text=True)
+    status is in `ok`. Wall, peak RSS and user time come from /usr/bin/time (the kernel's
+    accounting of the command alone: a child forked from this script would carry this
+    script's pages into its peak). The anonymous peak (heap, stacks and anonymous mappings: the
+    simulation's own state, without the pages of the binary and the shared libraries mapped
+    from files) is sampled every millisecond from /proc/PID/status's RssAnon, of which the
+    kernel keeps no peak."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as t, \
+            tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen(["/usr/bin/time", "-o", t.name, "-f", "%e %M %U"] + cmd, cwd=cwd,
+                             stdout=out, stderr=err, text=True)
         anon_kb = 0
-        while True:
-            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-            if pid != 0:
-                break
+        while p.poll() is None:
             try:
-                with open(f"/proc/{p.pid}/status") as f:
-                    for line in f:
-                        if line.startswith("RssAnon:"):
-                            anon_kb = max(anon_kb, int(line.split()[1]))
+                with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
+                    kids = f.read().split()
+                for kid in kids:
+                    with open(f"/proc/{kid}/status") as f:
+                        for line in f:
+                            if line.startswith("RssAnon:"):
+                                anon_kb = max(anon_kb, int(line.split()[1]))
             except OSError:
-                pass  # exited between wait4 and open
+                pass  # not started yet, or exited between the reads
             time.sleep(0.001)
-        wall = time.monotonic() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
+        wall, rss, user = t.read().split()[-3:]
     if p.returncode not in ok:
         sys.exit(f"{cmd[0]} failed ({p.returncode}):\n{stdout[-2000:]}\n{stderr[-2000:]}")
-    return wall, usage.ru_maxrss / 1024, usage.ru_utime, stdout, anon_kb / 1024
+    return float(wall), int(rss) / 1024, float(user), stdout, anon_kb / 1024
 
 
 def summary(runs):
