@@ -3,6 +3,7 @@
 
 #include <algorithm>  // max
 #include <bit>        // countr_zero
+#include <cstddef>    // offsetof
 #include <new>        // placement of the queue lines
 
 #include "core/assert.h"
@@ -12,26 +13,27 @@ namespace fabsim {
 
 EgressPort::EgressPort(Simulation& sim, Node* owner, uint16_t index, Link* link, bool pulls)
     : sim_(sim), owner_(owner), link_(link), index_(index), pulls_(pulls) {
+  q_ = first_q_.data();
+  FABSIM_ASSERT(reinterpret_cast<const unsigned char*>(first_q_.data()) -
+                    reinterpret_cast<const unsigned char*>(this) ==
+                static_cast<std::ptrdiff_t>(kFirstLinesOffset));
   slot_.fill(kNoQueue);
   quantum_.fill(kDefaultQuantum);
 }
 
 EgressPort::~EgressPort() {
-  for (size_t i = 0; i < room_for(nq_); ++i) q_[i].~ClassQueue();
+  if (q_ == first_q_.data()) return;  // the members go with the port
+  for (size_t i = 0; i < kNumClasses; ++i) q_[i].~ClassQueue();
 }
 
 EgressPort::ClassQueue& EgressPort::add_queue(uint8_t c) {
   FABSIM_ASSERT(c < kNumClasses && slot_[c] == kNoQueue);
-  // Room for two lines first (a data class and the control class), then for all eight; the
-  // two lines left behind stay in the arena unused (a port's third class is rare).
-  if (nq_ == room_for(nq_)) {
-    const size_t room = room_for(static_cast<uint8_t>(nq_ + 1));
-    auto* next = static_cast<ClassQueue*>(sim_.arena().allocate(room * sizeof(ClassQueue)));
-    for (size_t i = 0; i < room; ++i) new (&next[i]) ClassQueue();
-    for (uint8_t i = 0; i < nq_; ++i) {
-      next[i] = std::move(q_[i]);
-      q_[i].~ClassQueue();
-    }
+  // The port's own two lines first (a data class and the control class), then room for all
+  // eight in the arena; the port's lines are left empty (a port's third class is rare).
+  if (nq_ == kFirstLines) {
+    auto* next = static_cast<ClassQueue*>(sim_.arena().allocate(kNumClasses * sizeof(ClassQueue)));
+    for (size_t i = 0; i < kNumClasses; ++i) new (&next[i]) ClassQueue();
+    for (uint8_t i = 0; i < nq_; ++i) next[i] = std::move(q_[i]);
     q_ = next;
   }
   ClassQueue& k = q_[nq_];
@@ -303,12 +305,23 @@ void EgressPort::depart() {
   if (Packet* p = link_->on_wire(tx_end_)) h->on_dequeue(*p, *this);
 }
 
-// The packet most likely to start next (the head of the lowest busy class), or else the
-// source a NIC will pull from, is what the end-of-frame event reads first; Scheduler::pop
-// prefetches it.
+// The class select() most likely serves next: the control class (strict priority) when it
+// holds a packet and is not paused, else the lowest data class that may send. A hint only:
+// DWRR and the trimmed headers' cap may choose another. Until 2026-11-29 the hint was the
+// lowest busy class, a data class whenever data and ACKs shared a port, so the ACK that
+// select() took next had not been prefetched.
+uint8_t EgressPort::likely_class() const {
+  constexpr uint8_t kControlBit = 1U << kControlClass;
+  const auto eligible = static_cast<uint8_t>(nonempty_ & ~paused_mask_);
+  if ((eligible & kControlBit) != 0) return kControlClass;
+  return static_cast<uint8_t>(std::countr_zero(eligible != 0 ? eligible : nonempty_));
+}
+
+// The packet most likely to start next (see likely_class()), or else the source a NIC will
+// pull from, is what the end-of-frame event reads first; Scheduler::pop prefetches it.
 void EgressPort::arm_tx_done() {
   if (nonempty_ != 0) {
-    ClassQueue& k = q_[slot_[std::countr_zero(nonempty_)]];
+    ClassQueue& k = q_[slot_[likely_class()]];
     set_prefetch_hint(k.q.front(), &k.q.front());
   } else {
     set_prefetch_hint(pulls_ ? owner_->pull_hint() : nullptr);
@@ -325,7 +338,7 @@ void EgressPort::prefetch_next() const {
   const Packet& head = *static_cast<const Packet*>(prefetch_hint());
   owner_->prefetch_dequeue(head);
   __builtin_prefetch(link_);
-  __builtin_prefetch(&q_[slot_[std::countr_zero(nonempty_)]], 1);  // the queue line pop() reads
+  __builtin_prefetch(&q_[slot_[likely_class()]], 1);  // the queue line pop() reads
   // A dequeue hook writes into the fabric half of the packet's extension block (INT records:
   // the header, then one record per hop).
   if (hooked_ != 0) sim_.pool().prefetch_fabric(head);
