@@ -107,11 +107,12 @@ void EgressPort::enqueue_as(Packet* p, uint8_t cls) {
   if (cls != kControlClass && k.bytes > counters_.peak_queue_bytes) {
     counters_.peak_queue_bytes = k.bytes;
   }
-  // Behind a busy wire and a waiting packet of the same or a lower class, nothing the end-of-
-  // frame event depends on changes: its timer is armed (a busy port with a waiting packet always
-  // has one) and its prefetch hint, the head of the lowest busy class, stands. Skipping the
-  // re-arm saves reading that head's queue slot, a cache miss in a large fabric.
-  if (before != 0 && busy() && std::countr_zero(before) <= cls) return;
+  // Behind a busy wire, with a packet already waiting in the class the end-of-frame event will
+  // most likely serve, nothing that event depends on changes: its timer is armed (a busy port
+  // with a waiting packet always has one) and its prefetch hint, that class's head, stands (a
+  // packet joining that class goes behind its head). Skipping the re-arm saves reading the
+  // head's queue slot, a cache miss in a large fabric.
+  if (before != 0 && busy() && likely_class(before) == likely_class(nonempty_)) return;
   kick();
 }
 
@@ -310,18 +311,18 @@ void EgressPort::depart() {
 // DWRR and the trimmed headers' cap may choose another. Until 2026-11-29 the hint was the
 // lowest busy class, a data class whenever data and ACKs shared a port, so the ACK that
 // select() took next had not been prefetched.
-uint8_t EgressPort::likely_class() const {
+uint8_t EgressPort::likely_class(uint8_t busy) const {
   constexpr uint8_t kControlBit = 1U << kControlClass;
-  const auto eligible = static_cast<uint8_t>(nonempty_ & ~paused_mask_);
+  const auto eligible = static_cast<uint8_t>(busy & ~paused_mask_);
   if ((eligible & kControlBit) != 0) return kControlClass;
-  return static_cast<uint8_t>(std::countr_zero(eligible != 0 ? eligible : nonempty_));
+  return static_cast<uint8_t>(std::countr_zero(eligible != 0 ? eligible : busy));
 }
 
 // The packet most likely to start next (see likely_class()), or else the source a NIC will
 // pull from, is what the end-of-frame event reads first; Scheduler::pop prefetches it.
 void EgressPort::arm_tx_done() {
   if (nonempty_ != 0) {
-    ClassQueue& k = q_[slot_[likely_class()]];
+    ClassQueue& k = q_[slot_[likely_class(nonempty_)]];
     set_prefetch_hint(k.q.front(), &k.q.front());
   } else {
     set_prefetch_hint(pulls_ ? owner_->pull_hint() : nullptr);
@@ -338,7 +339,7 @@ void EgressPort::prefetch_next() const {
   const Packet& head = *static_cast<const Packet*>(prefetch_hint());
   owner_->prefetch_dequeue(head);
   __builtin_prefetch(link_);
-  __builtin_prefetch(&q_[slot_[likely_class()]], 1);  // the queue line pop() reads
+  __builtin_prefetch(&q_[slot_[likely_class(nonempty_)]], 1);  // the queue line pop() reads
   // A dequeue hook writes into the fabric half of the packet's extension block (INT records:
   // the header, then one record per hop).
   if (hooked_ != 0) sim_.pool().prefetch_fabric(head);

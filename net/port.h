@@ -141,7 +141,7 @@ class alignas(64) EgressPort : public EventTarget {
   Packet* select_capped(uint8_t eligible);  // select() with a cap on trimmed headers
   Packet* select_data(uint8_t eligible);    // DWRR over the eligible data classes
   Packet* pop(uint8_t cls);
-  uint8_t likely_class() const;  // nonempty_ != 0
+  uint8_t likely_class(uint8_t busy) const;  // of the classes in `busy` (not 0)
   void start(Packet* p);
   /// A switch port whose link is down sends nothing: `p` and everything queued behind it are
   /// lost at once (their buffer credited), not serialized onto the dead link one by one.

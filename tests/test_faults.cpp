@@ -81,7 +81,7 @@ TEST(Link, SerializationOfAlternatingSizesIsExact) {
 }
 
 // The scheduler prefetches what a target's next event reads first (core/scheduler.h): for a
-// link its head packet on the wire, for an egress port the head of its lowest busy class.
+// link its head packet on the wire, for an egress port the head of the class it serves next.
 TEST(PrefetchHint, ALinkPointsAtItsHeadPacketAndAPortAtItsNextFrame) {
   Simulation sim(1);
   test::CountingNode sink(sim);
@@ -119,6 +119,34 @@ TEST(PrefetchHint, ALinkPointsAtItsHeadPacketAndAPortAtItsNextFrame) {
   EXPECT_EQ(port.prefetch_hint(), low);
   sim.run();
   EXPECT_EQ(sink.received, 6U);
+}
+
+// The control class goes first (strict priority), so a port whose queues hold an ACK and data
+// points at the ACK: that is the frame select() starts next. Until 2026-11-29 the hint was the
+// lowest busy class, the data, and the ACK the end-of-frame event read had not been prefetched.
+TEST(PrefetchHint, APortWithAnAckWaitingPointsAtTheAck) {
+  Simulation sim(1);
+  test::CountingNode sink(sim);
+  Link wire(sim, Link::Config{}, &sink, 0, 2);
+  EgressPort port(sim, &sink, 0, &wire);
+  Packet* first = sim.pool().acquire();
+  Packet* data = sim.pool().acquire();
+  Packet* ack = sim.pool().acquire();
+  first->size = data->size = 1000;
+  ack->size = 64;
+  ack->tclass = kControlClass;
+  port.enqueue(first);  // starts at once
+  port.enqueue(data);
+  EXPECT_EQ(port.prefetch_hint(), data);
+  port.enqueue(ack);
+  EXPECT_EQ(port.prefetch_hint(), ack);
+  // At the end of the first frame the ACK starts and the data is next.
+  sim.run(Time::ns(85));  // the first frame ends at 81.6 ns (1,020 B with framing), the ACK at 88.3
+  EXPECT_EQ(port.queued_packets(kControlClass), 0U);
+  EXPECT_EQ(port.queued_packets(0), 1U);
+  EXPECT_EQ(port.prefetch_hint(), data);
+  sim.run();
+  EXPECT_EQ(sink.received, 3U);
 }
 
 // When a frame goes onto the wire, the link lets the node it feeds fetch the frame's route
@@ -180,20 +208,26 @@ TEST(PrefetchHint, TheNextStageReachesTheFarNodeAndTheOwnerWithTheHeadPacket) {
   port.prefetch_next();
   ASSERT_EQ(owner.dequeue_hints.size(), 1U);
   EXPECT_EQ(owner.dequeue_hints[0], second);
-  // Behind a waiting packet of the same class, or of a higher one, enqueue skips the re-arm: the
-  // end-of-frame timer is already pending (nothing new is scheduled), the hint stands, and
-  // every frame still leaves.
+  // Behind a waiting packet of the same data class, or of a higher one, enqueue skips the
+  // re-arm: the end-of-frame timer is already pending (nothing new is scheduled) and the hint
+  // stands. A control frame goes first (strict priority): the hint moves to it, and the
+  // pending timer keeps its time (nothing new is scheduled either). Every frame still leaves.
   const uint64_t scheduled = sim.scheduler().scheduled();
   Packet* third = sim.pool().acquire();
+  Packet* higher = sim.pool().acquire();
   Packet* control = sim.pool().acquire();
-  third->size = control->size = 1000;
+  third->size = higher->size = control->size = 1000;
+  higher->tclass = 3;
   control->tclass = kControlClass;
   port.enqueue(third);
-  port.enqueue(control);
+  port.enqueue(higher);
   EXPECT_EQ(sim.scheduler().scheduled(), scheduled);
   EXPECT_EQ(port.prefetch_hint(), second);
+  port.enqueue(control);
+  EXPECT_EQ(sim.scheduler().scheduled(), scheduled);
+  EXPECT_EQ(port.prefetch_hint(), control);
   sim.run();
-  EXPECT_EQ(far.received, 6U);
+  EXPECT_EQ(far.received, 7U);
 
   EgressPort nic(sim, &owner, 0, &wire, /*pulls=*/true);
   nic.prefetch_next();
