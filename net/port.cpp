@@ -3,7 +3,7 @@
 
 #include <algorithm>  // max
 #include <bit>        // countr_zero
-#include <cstddef>    // offsetof
+#include <cstddef>    // ptrdiff_t
 #include <new>        // placement of the queue lines
 
 #include "core/assert.h"

@@ -161,7 +161,6 @@ class alignas(64) EgressPort : public EventTarget {
   static constexpr uint8_t kNoQueue = 0xFF;
   static constexpr uint8_t kHeld = 0x80;            // in departure_
   static constexpr int64_t kDefaultQuantum = 9216;  // DWRR bytes per turn before set_dwrr
-  /// Lines allocated in q_ for `n` in use: none, then room for 2, then for all classes.
   // The end-of-frame event reads the first three lines (the scheduler prefetches them):
   // pointers and the queue lines' handle, then the transmit state, then the hot counters.
   struct ClassQueue;
