@@ -6,6 +6,7 @@
 
 #include <algorithm>  // max
 #include <array>      // size units
+#include <cstdio>     // /proc/self/statm
 
 #include "core/assert.h"     // FABSIM_CHECK
 #include "core/packet.h"     // kNumClasses
@@ -234,6 +235,50 @@ std::string describe_memory(const MemoryEstimate& est, uint64_t limit) {
            "validate check again on the built network)\n";
   }
   return out;
+}
+
+uint64_t resident_anonymous_bytes() {
+  // statm: size resident shared text lib data dt, in pages; "shared" is the resident pages
+  // backed by a file or shared memory.
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long long size = 0;
+  unsigned long long resident = 0;
+  unsigned long long shared = 0;
+  const int n = std::fscanf(f, "%llu %llu %llu", &size, &resident, &shared);
+  std::fclose(f);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  if (n != 3 || page <= 0 || shared > resident) return 0;
+  return sat_mul(resident - shared, static_cast<uint64_t>(page));
+}
+
+MemoryWatch::MemoryWatch(std::atomic<int>& flag, uint64_t limit, std::chrono::milliseconds period)
+    : flag_(flag), limit_(limit), period_(period) {
+  FABSIM_CHECK(period_.count() > 0);
+  if (limit_ == 0) return;
+  thread_ = std::jthread([this](const std::stop_token& stop) { watch(stop); });
+}
+
+MemoryWatch::~MemoryWatch() {
+  if (!thread_.joinable()) return;
+  thread_.request_stop();  // wakes the wait below
+  thread_.join();
+}
+
+void MemoryWatch::watch(const std::stop_token& stop) {
+  std::unique_lock lock(mutex_);
+  while (!stop.stop_requested()) {
+    const uint64_t now = resident_anonymous_bytes();
+    if (now > limit_) {
+      int expected = 0;  // a signal that came first keeps its reason
+      if (flag_.compare_exchange_strong(expected, kStopMemory, std::memory_order_relaxed)) {
+        reading_.store(now, std::memory_order_release);
+        tripped_.store(true, std::memory_order_release);
+      }
+      return;
+    }
+    wake_.wait_for(lock, stop, period_, [] { return false; });
+  }
 }
 
 }  // namespace fabsim

@@ -6,10 +6,14 @@
 // in std::bad_alloc (or being killed) hours later.
 #pragma once
 
-#include <cstdint>      // byte counts
-#include <string>       // keys, messages
-#include <string_view>  // origin of the limit
-#include <vector>       // items
+#include <atomic>              // the stop flag the watch sets
+#include <chrono>              // the watch's period
+#include <condition_variable>  // the watch's sleep, cut short by its stop
+#include <cstdint>             // byte counts
+#include <mutex>               // the watch's sleep
+#include <string>              // keys, messages
+#include <thread>              // the watch
+#include <vector>              // items
 
 #include "scenario/scenario.h"
 
@@ -64,5 +68,47 @@ uint64_t default_memory_limit();
 std::string memory_text(uint64_t bytes);
 /// The estimate as a few lines (what `validate` prints).
 std::string describe_memory(const MemoryEstimate& est, uint64_t limit);
+
+/// The process's resident anonymous memory in bytes: its resident pages less those backed by
+/// files or shared (/proc/self/statm), i.e. the heap and anonymous mappings the estimate models,
+/// without the binary's and the shared libraries' pages. 0 where /proc is not readable.
+uint64_t resident_anonymous_bytes();
+
+/// The value the memory watch stores in the stop flag: not a signal number (those are > 0).
+inline constexpr int kStopMemory = -1;
+
+/// The resource guard while runs go on. The estimate before a run is a lower bound (packets in
+/// flight, transport state and the scheduler's nodes are not in it, docs/SCENARIOS.md
+/// "Memory"), so a run it admits can still grow past the limit. A thread reads
+/// resident_anonymous_bytes() every `period`; once it passes `limit` (0: no watch) it stores
+/// kStopMemory in `flag` unless a signal got there first, and the runs stop between two events
+/// as on SIGINT, their partial results written and marked. Reading costs one small /proc read a
+/// period, off the simulation's thread.
+class MemoryWatch {
+ public:
+  MemoryWatch(std::atomic<int>& flag, uint64_t limit,
+              std::chrono::milliseconds period = std::chrono::milliseconds(100));
+  ~MemoryWatch();  // stops and joins the thread at once
+  MemoryWatch(const MemoryWatch&) = delete;
+  MemoryWatch& operator=(const MemoryWatch&) = delete;
+
+  /// Whether the watch stopped the runs.
+  bool tripped() const { return tripped_.load(std::memory_order_acquire); }
+  /// The reading that passed the limit (0 until tripped()).
+  uint64_t reading() const { return reading_.load(std::memory_order_acquire); }
+  uint64_t limit() const { return limit_; }
+
+ private:
+  void watch(const std::stop_token& stop);
+
+  std::atomic<int>& flag_;
+  uint64_t limit_;
+  std::chrono::milliseconds period_;
+  std::atomic<bool> tripped_{false};
+  std::atomic<uint64_t> reading_{0};
+  std::mutex mutex_;
+  std::condition_variable_any wake_;
+  std::jthread thread_;  // last: started once the members above exist
+};
 
 }  // namespace fabsim

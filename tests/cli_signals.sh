@@ -2,7 +2,8 @@
 # SIGINT and SIGTERM (issue 14; README "Exit codes"): a sweep interrupted after its first case
 # writes that case, marks the interrupted one and the one not started, and exits 130; a single
 # run stopped by SIGTERM writes its partial summary marked interrupted and exits 143; an
-# interrupted comparison writes what it has, names the scenarios not started and exits 130.
+# interrupted comparison writes what it has, names the scenarios not started and exits 130; a
+# run whose heap grows past --max-memory is stopped the same way and exits 2.
 # Usage: cli_signals.sh FABSIM_BINARY
 set -u
 set -m  # job control: background jobs get their own process group and do not ignore SIGINT
@@ -122,6 +123,37 @@ grep -q "INTERRUPTED by SIGINT.*not started: other" "$tmp/cmp/compare.txt" && ok
 grep -q '"reason": "SIGINT"' "$tmp/cmp/sigsweep/summary.json" && ok ||
   bad "compare: the interrupted scenario's summary"
 [ ! -e "$tmp/cmp/other" ] && ok || bad "compare: a scenario that never started was written"
+
+# --- a run that grows past --max-memory (docs/SCENARIOS.md "Memory") ---
+# The estimate before the run (about 4 MiB: the network and the flow records) passes 8 MiB; the
+# run's heap grows past it (about 14 MiB with its packets in flight), and the memory watch stops
+# it as a signal would, with the resource guard's exit code.
+cat > "$tmp/mem.toml" << 'EOF'
+name = "memrun"
+[topology]
+kind = "leaf_spine"
+servers = 1024
+gpus_per_server = 1
+servers_per_leaf = 32
+spines = 32
+[transport]
+kind = "uet"
+[workload]
+kind = "permutation"
+bytes = "64MiB"
+EOF
+"$fabsim" validate "$tmp/mem.toml" --max-memory 8MiB > /dev/null 2>&1 && ok ||
+  bad "memory: the estimate does not pass 8 MiB"
+"$fabsim" run "$tmp/mem.toml" --max-memory 8MiB --out "$tmp/mem" > "$tmp/mem.out" 2> "$tmp/mem.err"
+rc=$?
+[ "$rc" -eq 2 ] && ok || bad "memory: exit $rc, expected 2"
+grep -q "^INTERRUPTED by the memory limit (--max-memory)" "$tmp/mem.out" && ok ||
+  bad "memory: no INTERRUPTED line"
+grep -q "resident memory (heap) reached .*past the limit of 8.0 MiB" "$tmp/mem.err" && ok ||
+  bad "memory: stderr does not say what passed the limit"
+grep -q '"reason": "the memory limit (--max-memory)"' "$tmp/mem/summary.json" &&
+  grep -q '"all_flows_done": false' "$tmp/mem/summary.json" && ok ||
+  bad "memory: summary.json not marked"
 
 echo "signals: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

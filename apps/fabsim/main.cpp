@@ -29,10 +29,10 @@ namespace {
 
 // Exit codes (README "Exit codes"): 0 every flow finished and no sender failed; 1 an internal
 // error; 2 bad input (the message names the file and key), including a run the resource guard
-// refuses (--max-memory); 3 the run, or a case of a sweep or comparison, ended with unfinished
-// flows or failed senders (results are still written); 128 + the signal's number when SIGINT
-// (130) or SIGTERM (143) stopped a run, sweep or comparison: the finished cases and the partial
-// one are written and marked interrupted.
+// refuses (--max-memory) or stops (its heap grew past the limit: MemoryWatch); 3 the run, or a case
+// of a sweep or comparison, ended with unfinished flows or failed senders (results are still
+// written); 128 + the signal's number when SIGINT (130) or SIGTERM (143) stopped a run, sweep or
+// comparison: the finished cases and the partial one are written and marked interrupted.
 constexpr int kExitIncomplete = 3;
 constexpr int kExitSignalBase = 128;
 
@@ -61,10 +61,18 @@ void install_stop_handlers() {
   }
 }
 
+// What stopped a run: a signal, or the memory watch (scenario/resources.h).
 std::string signal_name(int sig) {
+  if (sig == kStopMemory) return "the memory limit (--max-memory)";
   if (sig == SIGINT) return "SIGINT";
   if (sig == SIGTERM) return "SIGTERM";
   return fmt::format("signal {}", sig);
+}
+
+// The exit code of a stopped run: 128 + the signal's number, or 2 when the memory watch stopped
+// it (the resource guard refusing a run that grew past the limit).
+int stop_exit(int stop) {
+  return stop == kStopMemory ? 2 : kExitSignalBase + stop;
 }
 
 void print_warnings(const ScenarioConfig& cfg) {
@@ -292,7 +300,7 @@ int sweep_command(ScenarioConfig cfg, const std::string& out_arg, unsigned threa
   std::fprintf(stderr, "[fabsim] sweep wall %.3f s\n", wall);
   if (interrupted) {
     if (const int ledger = ledger_exit(cases, cfg.name)) return ledger;
-    const int code = kExitSignalBase + g_stop.load();
+    const int code = stop_exit(g_stop.load());
     std::fprintf(stderr, "fabsim: %s: interrupted by %s: %s (exit %d)\n", cfg.name.c_str(),
                  reason.c_str(), cases_progress(cases).c_str(), code);
     return code;
@@ -418,7 +426,7 @@ int compare_command(const std::vector<std::string>& files, const std::vector<std
       status = std::max(status, one);
     }
   }
-  if (!reason.empty() && status != 1) status = kExitSignalBase + g_stop.load();
+  if (!reason.empty() && status != 1) status = stop_exit(g_stop.load());
   if (!dir.active()) return status;
   write_text(out + "/compare.txt", table);
   write_text(out + "/compare.csv", compare_csv(cols, rows));
@@ -506,7 +514,7 @@ int run_command(const std::string& file, const std::vector<std::string>& sets,
     return 1;
   }
   if (!interrupted.empty()) {
-    const int code = kExitSignalBase + signal;
+    const int code = stop_exit(signal);
     std::fprintf(stderr, "fabsim: %s: interrupted by %s at %.3f us simulated (exit %d)\n",
                  name.c_str(), interrupted.c_str(), r.end_time.us_f(), code);
     return code;
@@ -641,11 +649,25 @@ Subcommands declare(CLI::App& app, Options& o) {
   return c;
 }
 
+// After a command the memory watch stopped: what it read, against what.
+void report_memory_stop(const MemoryWatch& watch) {
+  if (!watch.tripped()) return;
+  std::fprintf(stderr,
+               "fabsim: the process's resident memory (heap) reached %s, past the limit of %s "
+               "(--max-memory, default half of physical memory; 0 = no limit): the estimate "
+               "checked before the run is a lower bound, docs/SCENARIOS.md \"Memory\"\n",
+               memory_text(watch.reading()).c_str(), memory_text(watch.limit()).c_str());
+}
+
 int dispatch(const Subcommands& c, const Options& o) {
   if (c.run->parsed()) {
     install_stop_handlers();
-    return run_command(o.file, o.sets, o.out, c.seed->count() > 0 ? &o.seed : nullptr, o.threads,
-                       memory_limit(o.max_memory));
+    const uint64_t limit = memory_limit(o.max_memory);
+    const MemoryWatch watch(g_stop, limit);
+    const int code = run_command(o.file, o.sets, o.out, c.seed->count() > 0 ? &o.seed : nullptr,
+                                 o.threads, limit);
+    report_memory_stop(watch);
+    return code;
   }
   if (c.validate->parsed()) return validate_command(o.file, o.sets, memory_limit(o.max_memory));
   if (c.list->parsed()) {
@@ -655,8 +677,11 @@ int dispatch(const Subcommands& c, const Options& o) {
   if (c.plot->parsed()) return plot_command(o.files, o.out);
   if (c.compare->parsed()) {
     install_stop_handlers();
-    return compare_command(o.files, o.sets, o.seeds, o.out, o.threads, !o.no_plot,
-                           memory_limit(o.max_memory));
+    const uint64_t limit = memory_limit(o.max_memory);
+    const MemoryWatch watch(g_stop, limit);
+    const int code = compare_command(o.files, o.sets, o.seeds, o.out, o.threads, !o.no_plot, limit);
+    report_memory_stop(watch);
+    return code;
   }
   return 0;
 }
