@@ -55,6 +55,9 @@ class RedEcnHook final : public DequeueHook {
  private:
   /// A threshold for `port`: scaled by its rate against the reference rate, if one is set.
   Bytes scaled(Bytes threshold, const EgressPort& port) const;
+  /// queued <= scaled(Kmin): nothing can be marked or drawn. Decided by comparing products (no
+  /// divide): for integers, q <= floor(K x r / ref) exactly when q x ref <= K x r.
+  bool at_most_kmin(int64_t queued, const EgressPort& port) const;
   RedMarker& marker_;
 };
 

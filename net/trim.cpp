@@ -21,8 +21,7 @@ Admission TrimHook::on_enqueue(const Packet& p, const EgressPort& port, bool buf
 
 int64_t TrimHook::threshold(const EgressPort& port) const {
   if (cfg_.reference_rate.bps() <= 0) return cfg_.threshold.count();
-  const Int128 rate = port.link()->config().rate.bps();
-  return static_cast<int64_t>(cfg_.threshold.count() * rate / cfg_.reference_rate.bps());
+  return scale_by_rate(cfg_.threshold.count(), port.link()->config().rate, cfg_.reference_rate);
 }
 
 }  // namespace fabsim

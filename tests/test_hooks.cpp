@@ -519,6 +519,27 @@ TEST(RedHook, MarksOnTheQueueBehindAtDequeue) {
   EXPECT_EQ(t.sink.arrivals[2].ecn, Ecn::kEct);
 }
 
+// Kmin given for a 400 Gb/s port on this 100 Gb/s one: a quarter of it, truncated. A queue
+// exactly at the scaled Kmin is not marked; one byte less of Kmin and the same queue is.
+TEST(RedHook, AQueueAtTheScaledKminIsNotMarkedAndOneByteOverIs) {
+  for (const int64_t less : {0, 1}) {
+    SwitchConfig sw;
+    sw.ecn.reference_rate = 400_Gbps;
+    sw.ecn.kmin = Bytes(8 * int64_t{kFrame} - less);  // scaled: 2 frames, or 2 frames - 1 B
+    sw.ecn.kmax = Bytes(8 * int64_t{kFrame} + 3);     // scaled: 2 frames
+    sw.ecn.pmax = 1.0;                                // at Kmax: marked without a draw
+    Bench t(sw);
+    t.down().apply_pause(1, 65535);
+    for (uint64_t s = 0; s < 4; ++s) t.inject(t.make(1, s, Ecn::kEct));
+    t.down().apply_pause(1, 0);
+    t.sim.run();
+    // Behind the departures: 3, 2, 1 and 0 frames.
+    ASSERT_EQ(t.sink.arrivals.size(), 4U);
+    EXPECT_EQ(t.down().counters().ecn_marks, less == 0 ? 1U : 2U) << less;
+    EXPECT_EQ(t.sink.arrivals[1].ecn, less == 0 ? Ecn::kEct : Ecn::kCe) << less;
+  }
+}
+
 SwitchConfig ecn_always_at_departure() {
   SwitchConfig sw = ecn_always();
   sw.ecn.at_departure = true;

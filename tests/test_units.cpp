@@ -16,6 +16,47 @@ TEST(Units, SerializationDelayIsExact) {
   EXPECT_EQ(serialization_delay(3'000'000'000LL, Rate(3'000'000'000)).ps(), 8'000'000'000'000LL);
 }
 
+// Frames under 1 MiB take a 64-bit path; it must give the 128-bit quotient to the picosecond,
+// at its edges (the largest frame, the largest rate, rounding halves) and just past them.
+TEST(Units, SerializationDelaysFastPathGivesThe128BitQuotient) {
+  const auto reference = [](int64_t bytes, int64_t bps) {
+    const Int128 num = static_cast<Int128>(bytes) * 8 * 1'000'000'000'000LL;
+    return static_cast<int64_t>((num + bps / 2) / bps);
+  };
+  const int64_t sizes[] = {
+      0, 1, 64, 1'000, 1'068, 4'150, 9'216, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, 1LL << 30};
+  const int64_t rates[] = {1,
+                           3,
+                           7,
+                           1'000'000'000,
+                           25'000'000'000,
+                           99'999'999'999,
+                           100'000'000'000,
+                           400'000'000'000,
+                           1'600'000'000'000,
+                           (1LL << 62) - 1,
+                           1LL << 62,
+                           (1LL << 62) + 1,
+                           INT64_MAX};
+  for (const int64_t b : sizes) {
+    for (const int64_t r : rates) {
+      EXPECT_EQ(serialization_delay(b, Rate(r)).ps(), reference(b, r)) << b << " B at " << r;
+    }
+  }
+  // A rounding half: 1 B at 16 Tb/s is 0.5 ps, rounded up.
+  EXPECT_EQ(serialization_delay(1, Rate(16'000'000'000'000)).ps(), 1);
+}
+
+// Thresholds scale with a port's rate; the 64-bit product and the 128-bit one give the same
+// truncated quotient, and a product past 64 bits is still exact.
+TEST(Units, ScaleByRateIsExactInBothWidths) {
+  EXPECT_EQ(scale_by_rate(400'000, 400_Gbps, 100_Gbps), 1'600'000);
+  EXPECT_EQ(scale_by_rate(1'000, Rate(1), Rate(3)), 333);                    // truncated
+  EXPECT_EQ(scale_by_rate(-1'000, Rate(1), Rate(3)), -333);                  // toward zero
+  EXPECT_EQ(scale_by_rate(INT64_MAX / 2, Rate(4), Rate(8)), INT64_MAX / 4);  // 128-bit path
+  EXPECT_EQ(scale_by_rate(INT64_MAX, 100_Gbps, 100_Gbps), INT64_MAX);
+}
+
 TEST(Units, BytesInIsInverseOfSerialization) {
   EXPECT_EQ(bytes_in(1_us, 100_Gbps), 12'500);
   EXPECT_EQ(bytes_in(serialization_delay(4096, 400_Gbps), 400_Gbps), 4096);
