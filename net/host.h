@@ -33,6 +33,17 @@ class TxSource {
   virtual uint8_t tclass() const = 0;
   /// Builds the next packet; called at a time >= ready_at().
   virtual Packet* take(Time now) = 0;
+  /// Prefetches what take() reads beyond the source's first two lines (which the NIC's pull
+  /// hint brings in). A hint only: it must change no state.
+  virtual void prefetch_take() const {}
+
+ protected:
+  /// For prefetch_take(): every line of `*source` after its first two, with no load (a hint
+  /// that read the source's own fields would wait for the lines it is fetching).
+  template <typename T> static void prefetch_rest(const T* source) {
+    const auto* b = reinterpret_cast<const char*>(source);
+    for (size_t off = 128; off < sizeof(T); off += 64) __builtin_prefetch(b + off);
+  }
 
  private:
   friend class Host;
@@ -108,6 +119,9 @@ class Host : public Node, public EventTarget {
   void prefetch_receive(const Packet& p, uint16_t port) const override;
   void on_dequeue(uint16_t /*port*/, Packet& /*p*/) override {}
   Packet* pull(uint16_t port, uint8_t paused_mask) override;
+  void prefetch_pull() const override {
+    if (head_ != nullptr) next_turn()->prefetch_take();
+  }
   void on_event(uint32_t tag, uint32_t gen) override;
   const std::string& name() const override { return name_; }
 

@@ -34,6 +34,10 @@ class Node {
   /// Prefetches what on_dequeue(port, p) reads (a switch's buffer counters of p's ingress);
   /// called by the egress port one event ahead of the frame's start. A hint only.
   virtual void prefetch_dequeue(const Packet& /*p*/) const {}
+  /// Prefetches what the next pull() reads beyond the two lines of pull_hint() (a NIC's next
+  /// source's state); called by the port one event ahead of its end of frame, when the hinted
+  /// lines are in cache. A hint only.
+  virtual void prefetch_pull() const {}
 
  protected:
   void set_pull_hint(const void* h) { pull_hint_ = h; }

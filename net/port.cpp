@@ -335,7 +335,11 @@ void EgressPort::arm_tx_done() {
 // block a dequeue hook stamps, and the link the next frame goes onto is known. A NIC's hint may be
 // a queue pair rather than a packet: it has none.
 void EgressPort::prefetch_next() const {
-  if (pulls_ || nonempty_ == 0 || prefetch_hint() == nullptr) return;
+  if (pulls_) {
+    if (nonempty_ == 0) owner_->prefetch_pull();  // no control frame first: a source's turn
+    return;
+  }
+  if (nonempty_ == 0 || prefetch_hint() == nullptr) return;
   const Packet& head = *static_cast<const Packet*>(prefetch_hint());
   owner_->prefetch_dequeue(head);
   __builtin_prefetch(link_);

@@ -359,12 +359,15 @@ TEST(EgressPort, QueueLinesAreMadeByTheFirstPacketOfAClass) {
   EXPECT_EQ(hook.calls, 2);  // the two class-3 packets; not the control frame, not class 1
 }
 
-// A NIC port with nothing queued points at the source its next pull serves (round robin).
+// A NIC port with nothing queued points at the source its next pull serves (round robin), and
+// its next stage asks that source to prefetch the rest of what take() reads.
 TEST(PrefetchHint, ANicPortPointsAtTheSourceItPullsFromNext) {
   struct Source : TxSource {
     Simulation& sim;
     int left;
+    mutable int prefetches = 0;
     Source(Simulation& s, int n) : sim(s), left(n) {}
+    void prefetch_take() const override { ++prefetches; }
     Time ready_at() const override { return left > 0 ? Time() : Time::max(); }
     uint8_t tclass() const override { return 0; }
     Packet* take(Time /*now*/) override {
@@ -389,13 +392,22 @@ TEST(PrefetchHint, ANicPortPointsAtTheSourceItPullsFromNext) {
   EXPECT_EQ(host.port().prefetch_hint(), ta);
   host.activate(&b);  // the round robin serves b next
   EXPECT_EQ(host.port().prefetch_hint(), tb);
+  host.port().prefetch_next();
+  EXPECT_EQ(b.prefetches, 1);
+  EXPECT_EQ(a.prefetches, 0);
+  // A control frame waiting goes first: no source's turn comes next, none is asked.
+  Packet* ack = sim.pool().acquire();
+  ack->size = 64;
+  host.send_control(ack);
+  host.port().prefetch_next();
+  EXPECT_EQ(b.prefetches, 1);
   const Time frame = wire.frame_time(1000);
-  sim.run(frame);  // b's packet starts; a is next
+  sim.run(frame + wire.frame_time(64));  // the ACK, then b's packet starts; a is next
   EXPECT_EQ(b.left, 0);
   EXPECT_EQ(host.port().prefetch_hint(), ta);
   sim.run();
   EXPECT_EQ(a.left, 0);
-  EXPECT_EQ(sink.received, 3U);
+  EXPECT_EQ(sink.received, 4U);
 }
 
 // The receive-side hints look an extension block and an endpoint up only when the packet has

@@ -81,6 +81,7 @@ class RoceTransport::SendQp : public TxSource, public Endpoint, public EventTarg
     return sent_any_ ? last_send_ + gap_ + jitter_ : Time();
   }
   uint8_t tclass() const override { return tclass_; }
+  void prefetch_take() const override { prefetch_rest(this); }
 
   Packet* take(Time now) override {
     uint64_t psn = 0;
