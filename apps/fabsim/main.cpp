@@ -42,8 +42,11 @@ constexpr int kExitSignalBase = 128;
 std::atomic<int> g_stop{0};
 static_assert(std::atomic<int>::is_always_lock_free);
 
+// The first reason to stop is kept (a later signal, or the memory watch, does not replace it):
+// the reason printed and the exit code are read from the flag at different times.
 extern "C" void on_stop_signal(int sig) {
-  g_stop.store(sig, std::memory_order_relaxed);
+  int none = 0;
+  g_stop.compare_exchange_strong(none, sig, std::memory_order_relaxed);
 }
 
 // SIGINT and SIGTERM stop at the next safe point; SA_RESETHAND makes a second one end the
@@ -649,9 +652,11 @@ Subcommands declare(CLI::App& app, Options& o) {
   return c;
 }
 
-// After a command the memory watch stopped: what it read, against what.
-void report_memory_stop(const MemoryWatch& watch) {
-  if (!watch.tripped()) return;
+// After a command the memory watch stopped (exit 2, results marked interrupted): what it read,
+// against what. A watch that tripped only after the simulations had finished (while the
+// report was written) stopped nothing and says nothing.
+void report_memory_stop(const MemoryWatch& watch, int code) {
+  if (!watch.tripped() || code != 2) return;
   std::fprintf(stderr,
                "fabsim: the process's resident memory (heap) reached %s, past the limit of %s "
                "(--max-memory, default half of physical memory; 0 = no limit): the estimate "
@@ -666,7 +671,7 @@ int dispatch(const Subcommands& c, const Options& o) {
     const MemoryWatch watch(g_stop, limit);
     const int code = run_command(o.file, o.sets, o.out, c.seed->count() > 0 ? &o.seed : nullptr,
                                  o.threads, limit);
-    report_memory_stop(watch);
+    report_memory_stop(watch, code);
     return code;
   }
   if (c.validate->parsed()) return validate_command(o.file, o.sets, memory_limit(o.max_memory));
@@ -680,7 +685,7 @@ int dispatch(const Subcommands& c, const Options& o) {
     const uint64_t limit = memory_limit(o.max_memory);
     const MemoryWatch watch(g_stop, limit);
     const int code = compare_command(o.files, o.sets, o.seeds, o.out, o.threads, !o.no_plot, limit);
-    report_memory_stop(watch);
+    report_memory_stop(watch, code);
     return code;
   }
   return 0;
