@@ -48,6 +48,11 @@ template <typename T> class Ring {
     FABSIM_ASSERT(count_ > 0);
     return buf_[(head_ + count_ - 1) & (cap_ - 1)];
   }
+  /// Where the next push_back() writes, if it will not grow the ring (else null): a prefetch
+  /// hint only (a pop_front() leaves it where it is; a grow() makes it stale).
+  const T* next_slot() const {
+    return count_ < cap_ ? &buf_[(head_ + count_) & (cap_ - 1)] : nullptr;
+  }
   void pop_back() {
     FABSIM_ASSERT(count_ > 0);
     --count_;

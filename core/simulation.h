@@ -79,6 +79,17 @@ class Simulation {
     FABSIM_ASSERT(sched_.empty() || sched_.top().time() > t);
     if (t > now_) now_ = t;
   }
+  /// A prefetch hint for the per-flow record that a data packet's arrival updates (the
+  /// receiver's counters): the layer that owns the flow table installs it, and a host calls
+  /// prefetch_flow(p.flow) one event before a data packet arrives. A hint only.
+  using FlowPrefetch = void (*)(const void* table, uint32_t flow);
+  void set_flow_prefetch(FlowPrefetch f, const void* table) {
+    flow_prefetch_ = f;
+    flow_table_ = table;
+  }
+  void prefetch_flow(uint32_t flow) const {
+    if (flow_prefetch_ != nullptr) flow_prefetch_(flow_table_, flow);
+  }
   void stop() { stopped_ = true; }
   uint64_t events() const { return events_; }
   void set_progress_hook(ProgressHook* hook, uint64_t interval) {
@@ -100,6 +111,8 @@ class Simulation {
   bool stopped_ = false;
   ProgressHook* hook_ = nullptr;
   uint64_t hook_interval_ = 0;
+  FlowPrefetch flow_prefetch_ = nullptr;
+  const void* flow_table_ = nullptr;
 };
 
 }  // namespace fabsim

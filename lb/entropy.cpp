@@ -44,7 +44,7 @@ EntropySelector::EntropySelector(const EntropyConfig& cfg, Rng rng)
   }
   xor_ = static_cast<uint32_t>(rng_.below(cfg.paths));
   if (cfg.kind == EntropyKind::kBitmap || cfg.kind == EntropyKind::kMixed) {
-    penalty_.assign(cfg.paths, 0);
+    penalty_.assign(cfg.paths);
     unpenalised_ = cfg.paths;
   }
   if (cfg.kind == EntropyKind::kReps) ring_.reserve(cfg.reps_ring);

@@ -18,6 +18,7 @@
 // of ours are marked [UNVERIFIED]. Each is a field of EntropyConfig.
 #pragma once
 
+#include <array>        // inline penalties
 #include <cstdint>      // EVs, counters
 #include <optional>     // parse result
 #include <string_view>  // kind names
@@ -124,11 +125,31 @@ class EntropySelector {
 
   EntropyConfig cfg_;
   Rng rng_;
-  uint16_t mask_;                 // paths - 1 (paths = 65536 gives 0xFFFF)
-  uint16_t high_ = 0;             // fixed bits above the mask
-  uint32_t index_ = 0;            // cycle position in [0, paths)
-  uint32_t xor_ = 0;              // this cycle's mask, redrawn at each wrap
-  std::vector<uint8_t> penalty_;  // per EV index (Bitmap, Mixed)
+  uint16_t mask_;       // paths - 1 (paths = 65536 gives 0xFFFF)
+  uint16_t high_ = 0;   // fixed bits above the mask
+  uint32_t index_ = 0;  // cycle position in [0, paths)
+  uint32_t xor_ = 0;    // this cycle's mask, redrawn at each wrap
+  // The bitmap's penalties, one byte per EV index: inline up to kInline EVs (the default 64
+  // are one line in the PDC's own lines, which the NIC prefetches before it pulls a packet;
+  // on the heap they were one more miss per packet in an all-to-all), else on the heap.
+  class Penalties {
+   public:
+    void assign(uint32_t n) {
+      n_ = n;
+      inline_.fill(0);
+      heap_.assign(n > kInline ? n : 0, 0);
+    }
+    bool empty() const { return n_ == 0; }
+    uint8_t& operator[](size_t i) { return n_ > kInline ? heap_[i] : inline_[i]; }
+    uint8_t operator[](size_t i) const { return n_ > kInline ? heap_[i] : inline_[i]; }
+
+   private:
+    static constexpr uint32_t kInline = 64;
+    std::array<uint8_t, kInline> inline_{};
+    std::vector<uint8_t> heap_;
+    uint32_t n_ = 0;
+  };
+  Penalties penalty_;             // Bitmap, Mixed
   uint32_t unpenalised_ = 0;      // EVs whose penalty is 0 (bitmap_next's full-cycle shortcut)
   std::vector<Remembered> ring_;  // REPS: oldest first, at most reps_ring
   Ring<uint16_t> fifo_;           // Mixed: EVs of good ACKs, oldest first

@@ -75,6 +75,7 @@ void Host::prefetch_receive(const Packet& p, uint16_t /*port*/) const {
     __builtin_prefetch(e);
     __builtin_prefetch(e + 64);
   }
+  if (is_data(p.type)) sim_.prefetch_flow(p.flow);  // the receiver counts it in its flow
   sim_.pool().prefetch_fabric(p);
 }
 

@@ -21,6 +21,11 @@ namespace fabsim {
 // topology, link errors and loss models, security, fabric, faults, fabric timers, transport,
 // sampler, workload.
 Run::Run(ScenarioConfig cfg) : cfg_(std::move(cfg)), sim_(cfg_.seed), net_(sim_) {
+  sim_.set_flow_prefetch(
+      [](const void* table, uint32_t flow) {
+        static_cast<const FlowTable*>(table)->prefetch(flow);
+      },
+      &flows_);
   const auto& n = cfg_.network;
   const FabricEnv fabric_env{sim_, net_, topo_, cfg_.seed, n.framing_bytes};
   const Choice<PathPolicyKind>& routing = cfg_.routing;

@@ -3,6 +3,7 @@
 // completion here (the workload layer listens to start dependent steps).
 #pragma once
 
+#include <cstddef>  // offsetof
 #include <cstdint>  // ids, counters
 #include <deque>    // records: stable references while flows are added
 #include <vector>   // trace
@@ -87,6 +88,18 @@ class FlowTable {
       r.retransmitted_bytes += p.payload;
     }
     if (r.trace) trace({now, id, 's', p.seq, p.payload});
+  }
+  /// Prefetches the lines of flow `id`'s record that sent() and received() write (a hint).
+  /// always_inline: GCC takes a function that only prefetches for pure and deletes its calls
+  /// (docs/PERFORMANCE.md "A prefetch GCC deleted").
+  [[gnu::always_inline]] void prefetch(uint32_t id) const {
+    if (id < records_.size()) prefetch(&records_[id]);
+  }
+  [[gnu::always_inline]] static void prefetch(const FlowRecord* record) {
+    const auto* r = reinterpret_cast<const char*>(record);
+    __builtin_prefetch(r + offsetof(FlowRecord, first_send), 1);
+    __builtin_prefetch(r + offsetof(FlowRecord, retransmissions), 1);
+    __builtin_prefetch(r + offsetof(FlowRecord, trace), 1);
   }
   /// A data packet of flow `id` reaches its receiver at `now`.
   void received(uint32_t id, const Packet& p, Time now) {

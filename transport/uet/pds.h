@@ -126,6 +126,9 @@ class PdsScoreboard {
   const Slot* slot(uint64_t psn) const {
     return psn >= una_ && psn < nxt_ ? &slots_[psn - una_] : nullptr;
   }
+  /// The slot the next new PSN's sent() writes (null if the ring must grow first): a prefetch
+  /// hint only.
+  const Slot* next_slot() const { return slots_.next_slot(); }
 
  private:
   Slot& at(uint64_t psn) { return slots_[psn - una_]; }

@@ -227,6 +227,9 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     endpoint_ = t.net_.endpoints().add(this);
     if (mode_ == PdsMode::kRod) rod_ev_ = entropy_.next(sim_.now());  // ROD keeps one path
     read_output();
+    // A PDC's events are its timers': the scheduler brings in their lines ahead (the lines it
+    // fetches for any target are the PDC's first, where no timer is).
+    set_prefetch_hint(&rto_timer_, &close_timer_);
   }
   uint32_t endpoint() const { return endpoint_; }
   void set_peer(uint32_t ep) { peer_ = ep; }
@@ -284,7 +287,14 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   // The NIC's hint brought in the first two lines; take() and what it calls read most of the
   // rest (the scoreboard, the CC, the entropy selector, the timers, the message ring), which in
   // an all-to-all (127 PDCs per NIC) is rarely still in cache.
-  void prefetch_take() const override { prefetch_rest(this); }
+  // The flow record take() counts the packet in and the scoreboard slot it writes are in no
+  // line of the PDC; the hints to them are in the first two, which the NIC's hint brought in
+  // two events ago.
+  void prefetch_take() const override {
+    prefetch_rest(this);
+    __builtin_prefetch(slot_hint_, 1);
+    if (record_hint_ != nullptr) FlowTable::prefetch(record_hint_);
+  }
 
   Packet* take(Time now) override {
     const bool resend = sb_.has_retransmit();
@@ -296,7 +306,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     } else {
       psn = sb_.nxt();
     }
-    const Message& m = message_of(psn);
+    const Message& m = sending_message(psn);
     const bool last = psn + 1 == m.end_psn;
     Packet* p = sim_.pool().acquire();
     p->type = PacketType::kData;
@@ -318,6 +328,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
     if (credit_) charge_credit(*p);
     if (mode_ != PdsMode::kUud) {
       sb_.sent(psn, now, p->payload, p->sport);
+      slot_hint_ = sb_.next_slot();
       peak_in_flight_ = std::max(peak_in_flight_, sb_.in_flight_bytes());
       // Ask for an ACK when nothing more can follow soon: nothing left to send, or the window
       // (or the PSN range) is full, resends waiting or not (REFERENCE.md §4.2, the AR flag).
@@ -591,11 +602,22 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   int64_t full_frame() const { return t_.cfg_.wire.payload + t_.cfg_.wire.header_bytes; }
 
   const Message& message_of(uint64_t psn) const {
+    if (psn >= sending_.first_psn && psn < sending_.end_psn) return sending_;  // in cache
     for (size_t i = 0; i < messages_.size(); ++i) {
       if (psn < messages_[i].end_psn) return messages_[i];
     }
     FABSIM_ASSERT(false);
     return messages_.back();
+  }
+  /// message_of(psn), keeping a copy of the message take() sends from in the PDC's own lines
+  /// (the ring's buffer is one more miss per packet in an all-to-all). Messages never change
+  /// once posted, and PSN ranges are never reused, so the copy stays right for its PSNs.
+  const Message& sending_message(uint64_t psn) {
+    if (psn < sending_.first_psn || psn >= sending_.end_psn) {
+      sending_ = message_of(psn);  // from the ring: the copy does not hold psn
+      record_hint_ = &t_.flows_[sending_.flow];
+    }
+    return sending_;
   }
 
   void on_ack(const Packet& p, Time now) {
@@ -884,17 +906,19 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   uint32_t dst_;
   uint8_t tclass_;
   PdsMode mode_;
-  uint32_t endpoint_ = 0;
-  uint32_t peer_ = 0;
   // What ready_at() reads comes first: the NIC prefetches a PDC's first lines before pulling
   // from it (Host::pull's hint).
   State state_ = State::kClosed;
   bool sent_any_ = false;
   bool syn_ = false;
   int64_t window_ = 0;
-  int64_t peak_in_flight_ = 0;  // the most frame bytes ever in flight (tests)
+  const FlowRecord* record_hint_ = nullptr;  // the flow take() sent from last (prefetch_take)
+  const PdsScoreboard::Slot* slot_hint_ = nullptr;  // the slot of the next new PSN (prefetch_take)
+  uint32_t endpoint_ = 0;
+  uint32_t peer_ = 0;
   uint64_t psn_end_ = 0;
-  uint64_t close_end_ = 0;  // the closing PDC's end (its Close frames carry it)
+  int64_t peak_in_flight_ = 0;  // the most frame bytes ever in flight (tests)
+  uint64_t close_end_ = 0;      // the closing PDC's end (its Close frames carry it)
   Time last_send_;
   Time gap_;
   std::unique_ptr<CreditSource> credit_;  // receiver credit (RCCC) only
@@ -913,6 +937,7 @@ class UetTransport::Pdc : public TxSource, public Endpoint, public EventTarget {
   uint64_t back_psn_ = 0;
   Time back_at_;
   Ring<Message> messages_;
+  Message sending_{0, 0, 0, 0};  // sending_message()'s copy (an empty range at first)
   int consecutive_timeouts_ = 0;
   int timeout_rounds_ = 0;  // retry rounds since the last answer on the data path (retry_round)
   int credit_rounds_ = 0;   // credit rounds since anything came from the target
