@@ -1,4 +1,4 @@
-// The calendar queue and the far heap; see scheduler.h.
+// The calendar queue, the span wheel and the far heap; see scheduler.h.
 #include "core/scheduler.h"
 
 #include <algorithm>  // sort, push_heap, pop_heap
@@ -67,7 +67,8 @@ Event EventHeap::pop() {
 
 Scheduler::Scheduler()
     : cur_end_(uint64_t{1} << kBucketShift), window_end_(kBuckets << kBucketShift),
-      heads_(kBuckets, kNil), bits_(kWords, 0), summary_(kSummaryWords, 0) {}
+      spans_end_(window_end_ + (kSpans << kSpanShift)), heads_(kBuckets, kNil), bits_(kWords, 0),
+      summary_(kSummaryWords, 0), span_heads_(kSpans, kNil), span_bits_(kSpans / 64, 0) {}
 
 // The heap orders by "later first" so that its front is the earliest event.
 namespace {
@@ -118,25 +119,108 @@ uint64_t Scheduler::first_slot_from(uint64_t slot) const {
   return kBuckets;
 }
 
-// The next bucket is the first non-empty bucket of the wheel after the current one, or, if the
-// wheel is empty, the far heap's earliest event's. The window then moves on and takes in the
-// far events it now covers; the new bucket's list is sorted and goes ahead of the events still
-// current, which are all earlier (events scheduled later before its end wait in late_, which
-// pop() merges in). So events run in the same order however often this is called.
+void Scheduler::push_span(const Event& e) {
+  const uint32_t i = take_node();
+  nodes_[i].e = e;
+  const uint64_t slot = span_of(e.at) & kSpanMask;
+  next_[i] = span_heads_[slot];
+  span_heads_[slot] = i;
+  span_bits_[slot >> 6] |= uint64_t{1} << (slot & 63);
+}
+
+uint64_t Scheduler::first_span() const {
+  const uint64_t base = window_end_ >> kSpanShift;  // the span of slot base & kSpanMask
+  const uint64_t start = base & kSpanMask;
+  for (uint64_t k = 0; k <= kSpans / 64; ++k) {  // the first word twice: its bits before start
+    const uint64_t w = ((start >> 6) + k) % (kSpans / 64);
+    uint64_t bits = span_bits_[w];
+    if (k == 0) bits &= ~uint64_t{0} << (start & 63);
+    if (k == kSpans / 64) bits &= ~(~uint64_t{0} << (start & 63));
+    if (bits != 0) {
+      const uint64_t slot = (w << 6) | static_cast<uint64_t>(std::countr_zero(bits));
+      return base + ((slot - start) & kSpanMask);
+    }
+  }
+  return UINT64_MAX;
+}
+
+// The span's list is relinked node by node into the wheel's buckets: no event is copied, and
+// the bucket sorts its events when it is loaded, as it does those scheduled into it directly.
+void Scheduler::open_span(uint64_t slot) {
+  uint32_t i = span_heads_[slot];
+  span_heads_[slot] = kNil;
+  span_bits_[slot >> 6] &= ~(uint64_t{1} << (slot & 63));
+  uint32_t ahead = i;  // the links are in cache; the nodes, prefetched 8 ahead, rarely are
+  for (int k = 0; k < 8 && ahead != kNil; ++k) {
+    __builtin_prefetch(&nodes_[ahead]);
+    ahead = next_[ahead];
+  }
+  while (i != kNil) {
+    if (ahead != kNil) {
+      __builtin_prefetch(&nodes_[ahead]);
+      ahead = next_[ahead];
+    }
+    const uint32_t next = next_[i];
+    link_bucket(i, bucket_of(nodes_[i].e.at) & kMask);
+    i = next;
+  }
+}
+
+// The window ends kSpansPerWheel spans after the start of the current bucket's span; the spans
+// it takes in move into the wheel, and the far events that the span wheel now covers move into
+// it (or into the wheel).
+void Scheduler::move_to(uint64_t bucket) {
+  cur_ = bucket;
+  cur_end_ = (cur_ + 1) << kBucketShift;
+  const uint64_t end = ((cur_ >> (kSpanShift - kBucketShift)) + kSpansPerWheel) << kSpanShift;
+  if (end == window_end_) return;
+  const uint64_t from = window_end_ >> kSpanShift;
+  const uint64_t spans = (end >> kSpanShift) - from;
+  // Every span slot holds the events of one span of [from, from + kSpans): all of them move
+  // when the window takes in kSpans spans or more.
+  for (uint64_t k = 0; k < spans && k < kSpans; ++k) {
+    const uint64_t slot = (from + k) & kSpanMask;
+    if ((span_bits_[slot >> 6] >> (slot & 63)) & 1U) open_span(slot);
+  }
+  window_end_ = end;
+  spans_end_ = end + (kSpans << kSpanShift);
+  while (!far_.empty() && static_cast<uint64_t>(far_.top().at) < spans_end_) {
+    const Event e = far_.pop();
+    if (static_cast<uint64_t>(e.at) < window_end_) {
+      push_bucket(e);  // the current bucket's too: its list is loaded next
+    } else {
+      push_span(e);
+    }
+  }
+}
+
+// The next bucket is the first non-empty bucket of the wheel after the current one; if the
+// wheel is empty, the first bucket with events of the first span that holds any, or else of
+// the far heap's earliest event. The window moves on with it (move_to); the new bucket's list
+// is sorted and goes ahead of the events still current, which are all earlier (events
+// scheduled later before its end wait in late_, which pop() merges in). So events run in the
+// same order however often this is called.
 void Scheduler::top_up() {
   FABSIM_ASSERT(size_ > current_.size() + late_.size());
   const uint64_t from = (cur_ + 1) & kMask;
   const uint64_t slot = next_slot();
   if (slot != kBuckets) {
-    cur_ = cur_ + 1 + ((slot - from) & kMask);
+    move_to(cur_ + 1 + ((slot - from) & kMask));
   } else {
-    FABSIM_ASSERT(!far_.empty());
-    cur_ = bucket_of(far_.top().at);
-  }
-  cur_end_ = (cur_ + 1) << kBucketShift;
-  window_end_ = (cur_ + kBuckets) << kBucketShift;
-  while (!far_.empty() && static_cast<uint64_t>(far_.top().at) < window_end_) {
-    push_bucket(far_.pop());  // the current bucket's too: its list is loaded next
+    const uint64_t span = first_span();
+    if (span != UINT64_MAX) {
+      move_to(span << (kSpanShift - kBucketShift));  // the span's first bucket
+    } else {
+      FABSIM_ASSERT(!far_.empty());
+      move_to(bucket_of(far_.top().at));
+    }
+    const uint64_t here = cur_ & kMask;
+    if (heads_[here] == kNil) {  // the span's events begin in a later bucket (of the same span)
+      uint64_t first = first_slot_from(here);
+      if (first == kBuckets) first = first_slot_from(0);
+      FABSIM_ASSERT(first != kBuckets);
+      move_to(cur_ + ((first - here) & kMask));
+    }
   }
   const uint64_t s = cur_ & kMask;
   std::vector<Event>& into = current_.empty() ? current_ : loading_;

@@ -1,5 +1,6 @@
-// The event scheduler: a calendar queue (a timing wheel of short buckets) for the near future
-// and a 4-ary min-heap for the far future, both ordered by (time, sequence).
+// The event scheduler: a calendar queue (a timing wheel of short buckets) for the near future,
+// a second wheel of long buckets behind it for the next milliseconds (retransmission and pacing
+// timers), and a 4-ary min-heap for anything later, all ordered by (time, sequence).
 // DESIGN.md "The engine": the sequence number breaks ties so runs are deterministic; timers
 // cancel lazily with generation counters (Timer below), so nothing is ever searched or removed
 // except the earliest event.
@@ -94,14 +95,20 @@ class EventHeap {
   size_t size_ = 0;
 };
 
-/// The simulation's event queue. Time is cut into buckets of 2^kBucketShift ps; the wheel holds
-/// the kBuckets buckets from the current one on (the window, about 4.2 us), each an unsorted
-/// list. Events beyond the window wait in the far heap and move into the wheel as the window
-/// reaches them. The current bucket is a sorted array, earliest event last.
+/// The simulation's event queue. Time is cut into buckets of 2^kBucketShift ps and spans of
+/// 2^kSpanShift ps (an eighth of the wheel). The wheel holds the buckets from the current one to
+/// the end of the span seven spans after the current bucket's (the window, 3.7 to 4.2 us), each
+/// an unsorted list. Events beyond the window wait in the span wheel, one unsorted list per
+/// span for the kSpans spans after the window (2.1 ms: retransmission timers), and move into
+/// the wheel, node by node with no sort, when the window takes in their span; events later
+/// still wait in the far heap. The current bucket is a sorted array, earliest event last.
+/// (docs/PERFORMANCE.md "A wheel of spans for the timers".)
 class Scheduler {
  public:
   static constexpr int kBucketShift = 9;  // 512 ps per bucket
   static constexpr uint64_t kBuckets = 8192;
+  static constexpr int kSpanShift = 19;  // 524 ns per span: an eighth of the wheel
+  static constexpr uint64_t kSpans = 4096;
 
   Scheduler();
   Scheduler(const Scheduler&) = delete;
@@ -117,6 +124,8 @@ class Scheduler {
       insert_current(e);
     } else if (t < window_end_) [[likely]] {
       push_bucket(e);
+    } else if (t < spans_end_) {
+      push_span(e);
     } else {
       far_.push(e);
     }
@@ -182,6 +191,11 @@ class Scheduler {
   static constexpr uint64_t kWords = kBuckets / 64;       // one bit per bucket: non-empty
   static constexpr uint64_t kSummaryWords = kWords / 64;  // one bit per word: non-zero
   static_assert(kBuckets % 4096 == 0, "two whole bitmap levels");
+  static constexpr uint64_t kBucketsPerSpan = uint64_t{1} << (kSpanShift - kBucketShift);
+  static constexpr uint64_t kSpansPerWheel = kBuckets / kBucketsPerSpan;
+  static_assert(kSpansPerWheel >= 2 && kBuckets % kBucketsPerSpan == 0, "whole spans");
+  static_assert(kSpans % 64 == 0, "whole bitmap words");
+  static constexpr uint64_t kSpanMask = kSpans - 1;
   // A list node is one event, on a 32-byte boundary so that none straddles two cache lines;
   // its link is next_[i].
   struct alignas(32) Node {
@@ -189,6 +203,31 @@ class Scheduler {
   };
   static_assert(sizeof(Node) == 32);
   static uint64_t bucket_of(int64_t at) { return static_cast<uint64_t>(at) >> kBucketShift; }
+  static uint64_t span_of(int64_t at) { return static_cast<uint64_t>(at) >> kSpanShift; }
+  /// Puts `node` (which holds an event of the window) at the head of wheel slot `slot`'s list.
+  void link_bucket(uint32_t node, uint64_t slot) {
+    next_[node] = heads_[slot];
+    heads_[slot] = node;
+    bits_[slot >> 6] |= uint64_t{1} << (slot & 63);
+    summary_[slot >> 12] |= uint64_t{1} << ((slot >> 6) & 63);
+  }
+  uint32_t take_node() {
+    if (free_ == kNil) [[unlikely]]
+      grow_nodes();
+    const uint32_t i = free_;
+    free_ = next_[i];
+    return i;
+  }
+  /// Puts `e` (beyond the window, within the span wheel) on its span's list. Out of line, as
+  /// far_.push() is: schedule() stays small enough to inline.
+  void push_span(const Event& e);
+  /// Makes bucket `bucket` the current one: the window moves on with it, takes in the spans it
+  /// now covers and the far events the span wheel now covers.
+  void move_to(uint64_t bucket);
+  /// Moves the events of span `span` (which the window now covers) into their buckets.
+  void open_span(uint64_t span);
+  /// The first span after the window that holds events, or UINT64_MAX.
+  uint64_t first_span() const;
   /// Moves to the next non-empty bucket and makes it the current one (sorted).
   void advance();
   /// Moves to the next non-empty bucket and adds its events, sorted, ahead of the current ones
@@ -211,31 +250,27 @@ class Scheduler {
   void insert_current(const Event& e);
   Event pop_late();
   void push_bucket(const Event& e) {
-    const uint64_t slot = bucket_of(e.at) & kMask;
-    if (free_ == kNil) [[unlikely]]
-      grow_nodes();
-    const uint32_t i = free_;
-    free_ = next_[i];
+    const uint32_t i = take_node();
     nodes_[i].e = e;
-    next_[i] = heads_[slot];
-    heads_[slot] = i;
-    bits_[slot >> 6] |= uint64_t{1} << (slot & 63);
-    summary_[slot >> 12] |= uint64_t{1} << ((slot >> 6) & 63);
+    link_bucket(i, bucket_of(e.at) & kMask);
   }
   /// Adds free nodes (as many again as there are).
   void grow_nodes();
   /// The first non-empty slot at or after `slot` (no wrap), or kBuckets.
   uint64_t first_slot_from(uint64_t slot) const;
 
-  std::vector<Event> current_;     // the current bucket, sorted latest first
-  uint64_t cur_ = 0;               // absolute number of the current bucket
-  uint64_t cur_end_ = 0;           // first ps after it
-  uint64_t window_end_ = 0;        // first ps beyond the wheel
-  std::vector<uint32_t> heads_;    // per slot: first node of the bucket's list
-  std::vector<uint64_t> bits_;     // per slot: the bucket holds events
-  std::vector<uint64_t> summary_;  // per word of bits_: the word is non-zero
-  std::vector<Node> nodes_;        // list nodes; free ones chained from free_
-  std::vector<uint32_t> next_;     // per node: the next node of its list (kNil ends it)
+  std::vector<Event> current_;        // the current bucket, sorted latest first
+  uint64_t cur_ = 0;                  // absolute number of the current bucket
+  uint64_t cur_end_ = 0;              // first ps after it
+  uint64_t window_end_ = 0;           // first ps beyond the wheel (the end of a span)
+  uint64_t spans_end_ = 0;            // first ps beyond the span wheel
+  std::vector<uint32_t> heads_;       // per slot: first node of the bucket's list
+  std::vector<uint64_t> bits_;        // per slot: the bucket holds events
+  std::vector<uint64_t> summary_;     // per word of bits_: the word is non-zero
+  std::vector<Node> nodes_;           // list nodes; free ones chained from free_
+  std::vector<uint32_t> next_;        // per node: the next node of its list (kNil ends it)
+  std::vector<uint32_t> span_heads_;  // per span slot: first node of the span's list
+  std::vector<uint64_t> span_bits_;   // per span slot: the span holds events
   uint32_t free_ = kNil;
   uint32_t walk_ = kNil;        // the node of the next bucket to prefetch next (a hint only)
   std::vector<Event> loading_;  // top_up's scratch: the next bucket, sorted

@@ -100,17 +100,20 @@ TEST(Scheduler, PopAndRescheduleKeepsOrderWithSeveralOrNoReschedules) {
   }
 }
 
-// The wheel, its current bucket and the far heap against a plain ordered set of (time, seq):
-// events a few ps ahead (into the bucket being run), within the window, beyond it (far heap,
-// migrated as the window moves), after a gap with the wheel empty (the window jumps), at the
-// same time as others, and earlier than the last event taken (allowed outside a simulation).
-TEST(Scheduler, MatchesAnOrderedSetAcrossTheWheelTheCurrentBucketAndTheFarHeap) {
+// The wheel, its current bucket, the span wheel and the far heap against a plain ordered set
+// of (time, seq): events a few ps ahead (into the bucket being run), within the window, beyond
+// it (the span wheel, moved into the wheel as the window takes in their span), beyond the span
+// wheel (the far heap, moved as the span wheel reaches them), after a gap with the wheel empty
+// (the window jumps to a span, or to a far event), at the same time as others, and earlier
+// than the last event taken (allowed outside a simulation).
+TEST(Scheduler, MatchesAnOrderedSetAcrossTheWheelTheCurrentBucketTheSpansAndTheFarHeap) {
   Scheduler s;
   Simulation sim(1);
   Recorder r(sim);
   Rng rng(11, 0);
   std::set<std::pair<int64_t, uint64_t>> ref;
   const int64_t window = static_cast<int64_t>(Scheduler::kBuckets) << Scheduler::kBucketShift;
+  const int64_t spans = static_cast<int64_t>(Scheduler::kSpans) << Scheduler::kSpanShift;
   auto add = [&](int64_t at) {
     ref.insert({at, s.scheduled()});
     s.schedule(Time::ps(at), &r, 0);
@@ -129,7 +132,7 @@ TEST(Scheduler, MatchesAnOrderedSetAcrossTheWheelTheCurrentBucketAndTheFarHeap) 
     now = e.at;
     ++popped;
     if (popped > 20000) continue;  // then drain
-    switch (rng.below(8)) {
+    switch (rng.below(11)) {
       case 0:
         add(now);
         break;  // same time
@@ -152,12 +155,51 @@ TEST(Scheduler, MatchesAnOrderedSetAcrossTheWheelTheCurrentBucketAndTheFarHeap) 
         add(now + 1000);
         add(now + 1000);
         break;  // a tie
+      case 7:
+        add(now + window + static_cast<int64_t>(rng.below(spans)));
+        break;  // the span wheel
+      case 8:
+        add(now + spans + window + static_cast<int64_t>(rng.below(spans)));
+        break;  // beyond it
+      case 9:
+        add(now + 3 * spans + static_cast<int64_t>(rng.below(99)));
+        break;  // a gap past the span wheel
       default:
         break;
     }
   }
   EXPECT_TRUE(ref.empty());
   EXPECT_GT(popped, 20000U);
+}
+
+// With the wheel empty the window jumps to the first span that holds events, whose first event
+// may be late in the span, or to the far heap's earliest event; events scheduled after a jump,
+// into the window, a later span or the far heap, still run in (time, scheduling) order.
+TEST(Scheduler, AnEmptyWheelJumpsToTheFirstSpanWithEventsOrToTheFarHeap) {
+  Simulation sim(1);
+  Recorder r(sim);
+  Scheduler& s = sim.scheduler();
+  const int64_t window = static_cast<int64_t>(Scheduler::kBuckets) << Scheduler::kBucketShift;
+  const int64_t span = int64_t{1} << Scheduler::kSpanShift;
+  const int64_t spans = static_cast<int64_t>(Scheduler::kSpans) << Scheduler::kSpanShift;
+  s.schedule(Time::ps(window + 5 * span + span - 3), &r, 0);  // late in a span
+  s.schedule(Time::ps(window + 5 * span + 7), &r, 1);         // early in the same span
+  s.schedule(Time::ps(window + 9 * span), &r, 2);             // a later span
+  s.schedule(Time::ps(3 * spans), &r, 3);                     // the far heap
+  s.schedule(Time::ps(3 * spans), &r, 4);                     // tied with it
+  EXPECT_EQ(s.pop().tag, 1U);  // the jump lands on the span's first event, not its start
+  s.schedule(Time::ps(window + 5 * span + 100), &r, 5);  // within the window now
+  s.schedule(Time::ps(window + 9 * span), &r, 6);        // tied with tag 2, in its span
+  s.schedule(Time::ps(3 * spans - 1), &r, 7);            // just before the far events
+  std::vector<uint32_t> order;
+  std::vector<int64_t> times;
+  while (!s.empty()) {
+    const Event e = s.pop();
+    order.push_back(e.tag);
+    times.push_back(e.at);
+  }
+  EXPECT_EQ(order, (std::vector<uint32_t>{5, 0, 2, 6, 7, 3, 4}));
+  EXPECT_TRUE(std::is_sorted(times.begin(), times.end()));
 }
 
 // The scheduler keeps a few events sorted ahead by loading the next bucket before the current
