@@ -172,6 +172,18 @@ TEST(Scheduler, MatchesAnOrderedSetAcrossTheWheelTheCurrentBucketTheSpansAndTheF
   EXPECT_GT(popped, 20000U);
 }
 
+// Pops every event: their tags and times, in the order they ran.
+std::pair<std::vector<uint32_t>, std::vector<int64_t>> drain(Scheduler& s) {
+  std::vector<uint32_t> order;
+  std::vector<int64_t> times;
+  while (!s.empty()) {
+    const Event e = s.pop();
+    order.push_back(e.tag);
+    times.push_back(e.at);
+  }
+  return {order, times};
+}
+
 // With the wheel empty the window jumps to the first span that holds events, whose first event
 // may be late in the span, or to the far heap's earliest event; events scheduled after a jump,
 // into the window, a later span or the far heap, still run in (time, scheduling) order.
@@ -191,13 +203,7 @@ TEST(Scheduler, AnEmptyWheelJumpsToTheFirstSpanWithEventsOrToTheFarHeap) {
   s.schedule(Time::ps(window + 5 * span + 100), &r, 5);  // within the window now
   s.schedule(Time::ps(window + 9 * span), &r, 6);        // tied with tag 2, in its span
   s.schedule(Time::ps(3 * spans - 1), &r, 7);            // just before the far events
-  std::vector<uint32_t> order;
-  std::vector<int64_t> times;
-  while (!s.empty()) {
-    const Event e = s.pop();
-    order.push_back(e.tag);
-    times.push_back(e.at);
-  }
+  const auto [order, times] = drain(s);
   EXPECT_EQ(order, (std::vector<uint32_t>{5, 0, 2, 6, 7, 3, 4}));
   EXPECT_TRUE(std::is_sorted(times.begin(), times.end()));
 }
@@ -220,13 +226,7 @@ TEST(Scheduler, EventsScheduledBetweenMergedBucketsKeepTheirOrder) {
   s.schedule(Time::ps(3000), &r, 6);    // before all of them
   s.schedule(Time::ps(10000), &r, 7);   // tied with tag 2, scheduled later
   s.schedule(Time::ps(20000), &r, 8);   // tied with tag 3
-  std::vector<uint32_t> order;
-  std::vector<int64_t> times;
-  while (!s.empty()) {
-    const Event e = s.pop();
-    order.push_back(e.tag);
-    times.push_back(e.at);
-  }
+  const auto [order, times] = drain(s);
   EXPECT_EQ(order, (std::vector<uint32_t>{6, 1, 5, 2, 7, 3, 8, 4}));
   EXPECT_TRUE(std::is_sorted(times.begin(), times.end()));
 }
