@@ -255,6 +255,28 @@ TEST(Entropy, BitmapSkipsPenalisedEvsAndDecaysTheFirstSkipped) {
   }
 }
 
+// The penalties sit inline in the selector up to 64 paths and on the heap above: the same walk
+// either way, up to the table's last EV. A penalised candidate is passed over (one decrement),
+// and the penalty of the EV at the table's end is kept where it was written.
+TEST(Entropy, PenaltiesInlineAndOnTheHeapWalkAlike) {
+  for (const uint32_t paths : {32U, 64U, 128U, 1024U}) {
+    constexpr uint64_t kSeed = 3;
+    const auto r = oblivious(kSeed, paths, 2);
+    EntropySelector s(config(EntropyKind::kBitmap, paths), stream(kSeed));
+    const auto first = static_cast<uint16_t>(r[0] & (paths - 1));
+    const auto last = static_cast<uint16_t>(paths - 1);
+    s.feedback(first, Time(), kNack);
+    if (last != first) s.feedback(last, Time(), kTimeout);
+    EXPECT_EQ(s.penalty(first), 4) << paths;
+    EXPECT_EQ(s.penalty(last), last != first ? 15 : 4) << paths;
+    if (last != (r[1] & (paths - 1))) {
+      EXPECT_EQ(s.next(Time()), r[1]) << paths;  // past the penalised first candidate
+      EXPECT_EQ(s.penalty(first), 3) << paths;
+      EXPECT_EQ(s.stats().skipped, 1U) << paths;
+    }
+  }
+}
+
 // Bitmap and Mixed take a walk over a whole cycle of penalised EVs in one step (every EV
 // penalised, as in an incast). Candidate by candidate against the walk itself, over the
 // Oblivious order of the same Rng: random feedback between calls keeps every EV penalised for
