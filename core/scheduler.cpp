@@ -1,7 +1,7 @@
 // The calendar queue, the span wheel and the far heap; see scheduler.h.
 #include "core/scheduler.h"
 
-#include <algorithm>  // sort, push_heap, pop_heap
+#include <algorithm>  // sort, push_heap, pop_heap, copy, copy_backward, max
 #include <bit>        // countr_zero
 #include <cstdlib>    // aligned_alloc, free
 #include <cstring>    // memcpy
@@ -201,7 +201,7 @@ void Scheduler::move_to(uint64_t bucket) {
 // scheduled later before its end wait in late_, which pop() merges in). So events run in the
 // same order however often this is called.
 void Scheduler::top_up() {
-  FABSIM_ASSERT(size_ > current_.size() + late_.size());
+  FABSIM_ASSERT(size_ > hi_ - lo_ + late_.size());
   const uint64_t from = (cur_ + 1) & kMask;
   const uint64_t slot = next_slot();
   if (slot != kBuckets) {
@@ -223,7 +223,8 @@ void Scheduler::top_up() {
     }
   }
   const uint64_t s = cur_ & kMask;
-  std::vector<Event>& into = current_.empty() ? current_ : loading_;
+  if (lo_ == hi_) lo_ = hi_ = buf_.size();  // nothing current: the bucket goes at the top
+  // The bucket's events go below lo_, in list order; then they are sorted among themselves.
   // Prefetch 8 nodes ahead of the copy (the links are in cache; the walk covered the
   // bucket's first nodes unless it grew after the walk started).
   uint32_t ahead = heads_[s];
@@ -231,12 +232,15 @@ void Scheduler::top_up() {
     __builtin_prefetch(&nodes_[ahead]);
     ahead = next_[ahead];
   }
-  for (uint32_t i = heads_[s]; i != kNil;) {
+  size_t n = 0;
+  for (uint32_t i = heads_[s]; i != kNil; ++n) {
     if (ahead != kNil) {
       __builtin_prefetch(&nodes_[ahead]);
       ahead = next_[ahead];
     }
-    into.push_back(nodes_[i].e);
+    if (lo_ == 0) [[unlikely]]
+      make_room(1);
+    buf_[--lo_] = nodes_[i].e;
     const uint32_t next = next_[i];
     next_[i] = free_;
     free_ = i;
@@ -245,17 +249,32 @@ void Scheduler::top_up() {
   heads_[s] = kNil;
   bits_[s >> 6] &= ~(uint64_t{1} << (s & 63));
   if (bits_[s >> 6] == 0) summary_[s >> 12] &= ~(uint64_t{1} << ((s >> 6) & 63));
-  std::sort(into.begin(), into.end(),
-            [](const Event& a, const Event& b) { return Event::before(b, a); });
-  if (&into == &loading_) {
-    current_.insert(current_.begin(), loading_.begin(), loading_.end());
-    loading_.clear();
+  if (n > 1) {
+    const auto first = buf_.begin() + static_cast<std::ptrdiff_t>(lo_);
+    std::sort(first, first + static_cast<std::ptrdiff_t>(n),
+              [](const Event& a, const Event& b) { return Event::before(b, a); });
   }
   start_walk();
 }
 
+void Scheduler::make_room(size_t n) {
+  const size_t size = hi_ - lo_;
+  if (2 * (size + n) > buf_.size()) {  // grow: at least half of the array stays free
+    std::vector<Event> bigger(std::max<size_t>({2 * buf_.size(), 2 * (size + n), 256}));
+    std::copy(buf_.begin() + static_cast<std::ptrdiff_t>(lo_),
+              buf_.begin() + static_cast<std::ptrdiff_t>(hi_),
+              bigger.end() - static_cast<std::ptrdiff_t>(size));
+    buf_.swap(bigger);
+  } else {
+    std::copy_backward(buf_.begin() + static_cast<std::ptrdiff_t>(lo_),
+                       buf_.begin() + static_cast<std::ptrdiff_t>(hi_), buf_.end());
+  }
+  hi_ = buf_.size();
+  lo_ = hi_ - size;
+}
+
 void Scheduler::advance() {
-  FABSIM_ASSERT(size_ > 0 && current_.empty());
+  FABSIM_ASSERT(size_ > 0 && lo_ == hi_);
   top_up();
 }
 

@@ -135,23 +135,22 @@ class Scheduler {
   /// The earliest event (the scheduler must not be empty).
   const Event& top() {
     if (!late_.empty()) [[unlikely]] {
-      if (current_.empty() || Event::before(late_.front(), current_.back())) return late_.front();
+      if (lo_ == hi_ || Event::before(late_.front(), buf_[hi_ - 1])) return late_.front();
     }
-    if (current_.empty()) advance();
-    return current_.back();
+    if (lo_ == hi_) advance();
+    return buf_[hi_ - 1];
   }
   /// Removes and returns the earliest event (the scheduler must not be empty).
   Event pop() {
     if (!late_.empty()) [[unlikely]] {
-      if (current_.empty() || Event::before(late_.front(), current_.back())) return pop_late();
+      if (lo_ == hi_ || Event::before(late_.front(), buf_[hi_ - 1])) return pop_late();
     }
-    if (current_.empty()) advance();
-    const Event e = current_.back();
-    current_.pop_back();
+    if (lo_ == hi_) advance();
+    const Event e = buf_[--hi_];
     --size_;
     // Keep kLookahead events sorted ahead, so that the prefetch stages below run across bucket
     // boundaries too: the next bucket joins the current one before this one runs dry.
-    if (current_.size() < kLookahead && size_ > current_.size() + late_.size()) [[unlikely]]
+    if (hi_ - lo_ < kLookahead && size_ > hi_ - lo_ + late_.size()) [[unlikely]]
       top_up();
     // Walk the next bucket's list one node per event, so that its events are in cache when it
     // is loaded. The links sit in their own dense array (small enough to stay in cache), so the
@@ -164,16 +163,16 @@ class Scheduler {
     // ahead (its first three lines, where ports and links keep what their events read), the
     // hints of the one kStageHint ahead (whose target was prefetched two pops ago), and what
     // the next one reads through its hints.
-    const size_t n = current_.size();
-    if (n >= kStageNext) current_[n - kStageNext].target->prefetch_next();
+    const size_t n = hi_ - lo_;
+    if (n >= kStageNext) buf_[hi_ - kStageNext].target->prefetch_next();
     if (n >= kStageTarget) {
-      const auto target = reinterpret_cast<uintptr_t>(current_[n - kStageTarget].target);
+      const auto target = reinterpret_cast<uintptr_t>(buf_[hi_ - kStageTarget].target);
       __builtin_prefetch(reinterpret_cast<const void*>(target));
       __builtin_prefetch(reinterpret_cast<const void*>(target + 64));
       __builtin_prefetch(reinterpret_cast<const void*>(target + 128));
     }
     if (n >= kStageHint) {
-      const EventTarget* t = current_[n - kStageHint].target;
+      const EventTarget* t = buf_[hi_ - kStageHint].target;
       const auto hint = reinterpret_cast<uintptr_t>(t->prefetch_hint());
       __builtin_prefetch(reinterpret_cast<const void*>(hint));
       __builtin_prefetch(reinterpret_cast<const void*>(hint + 64));
@@ -246,7 +245,10 @@ class Scheduler {
   static constexpr size_t kStageHint = 3;
   static constexpr size_t kStageNext = 1;
   static constexpr size_t kLookahead = kStageTarget;
-  /// An event for the span already loaded into current_ joins late_ (see late_).
+  /// Moves the current events to the top of buf_ (growing it if need be) so that at least
+  /// `n` free slots lie below them.
+  void make_room(size_t n);
+  /// An event for the bucket already loaded joins late_ (see late_).
   void insert_current(const Event& e);
   Event pop_late();
   void push_bucket(const Event& e) {
@@ -259,7 +261,12 @@ class Scheduler {
   /// The first non-empty slot at or after `slot` (no wrap), or kBuckets.
   uint64_t first_slot_from(uint64_t slot) const;
 
-  std::vector<Event> current_;        // the current bucket, sorted latest first
+  // The current events, sorted latest first, are buf_[lo_, hi_): pop() takes the earliest from
+  // hi_ - 1, and top_up() puts the next bucket's (all later) just below lo_, so that joining a
+  // bucket copies only its own events (make_room() moves the block up when lo_ reaches 0).
+  std::vector<Event> buf_;
+  size_t lo_ = 0;
+  size_t hi_ = 0;
   uint64_t cur_ = 0;                  // absolute number of the current bucket
   uint64_t cur_end_ = 0;              // first ps after it
   uint64_t window_end_ = 0;           // first ps beyond the wheel (the end of a span)
@@ -272,11 +279,10 @@ class Scheduler {
   std::vector<uint32_t> span_heads_;  // per span slot: first node of the span's list
   std::vector<uint64_t> span_bits_;   // per span slot: the span holds events
   uint32_t free_ = kNil;
-  uint32_t walk_ = kNil;        // the node of the next bucket to prefetch next (a hint only)
-  std::vector<Event> loading_;  // top_up's scratch: the next bucket, sorted
-  // Events scheduled into the span already loaded into current_ (a zero-delay event, or one a
-  // few hundred ps ahead): a min-heap on (time, sequence), merged with current_ at pop. A sorted
-  // insert into current_ would shift every event of the same time, which is quadratic when a
+  uint32_t walk_ = kNil;  // the node of the next bucket to prefetch next (a hint only)
+  // Events scheduled into the bucket already loaded (a zero-delay event, or one a few hundred
+  // ps ahead): a min-heap on (time, sequence), merged with the current events at pop. A sorted
+  // insert among them would shift every event of the same time, which is quadratic when a
   // handler schedules many at once (a collective step starting a million transfers).
   std::vector<Event> late_;
   EventHeap far_;
