@@ -72,20 +72,28 @@ void Switch::set_ecn_thresholds(Bytes kmin, Bytes kmax) {
   marker_.set_thresholds(kmin, kmax);
 }
 
-void Switch::set_routes(const std::vector<std::vector<uint16_t>>& per_host) {
+void Switch::set_routes(std::span<const std::vector<uint16_t>* const> per_host) {
   route_group_.assign(per_host.size(), 0);
   groups_.clear();
   group_ports_.clear();
-  std::map<std::vector<uint16_t>, uint16_t> seen;
+  std::map<std::vector<uint16_t>, uint16_t> seen;  // by content: equal sets share a group
+  const std::vector<uint16_t>* last = nullptr;     // the set of the host before, and its group
+  uint16_t last_group = 0;
   for (size_t h = 0; h < per_host.size(); ++h) {
-    auto [it, fresh] = seen.try_emplace(per_host[h], static_cast<uint16_t>(groups_.size()));
-    if (fresh) {
-      FABSIM_ASSERT(groups_.size() < 65535);
-      groups_.push_back(
-          {static_cast<uint32_t>(group_ports_.size()), static_cast<uint32_t>(per_host[h].size())});
-      group_ports_.insert(group_ports_.end(), per_host[h].begin(), per_host[h].end());
+    const std::vector<uint16_t>* set = per_host[h];
+    FABSIM_ASSERT(set != nullptr);
+    if (set != last) {
+      auto [it, fresh] = seen.try_emplace(*set, static_cast<uint16_t>(groups_.size()));
+      if (fresh) {
+        FABSIM_ASSERT(groups_.size() < 65535);
+        groups_.push_back(
+            {static_cast<uint32_t>(group_ports_.size()), static_cast<uint32_t>(set->size())});
+        group_ports_.insert(group_ports_.end(), set->begin(), set->end());
+      }
+      last = set;
+      last_group = it->second;
     }
-    route_group_[h] = it->second;
+    route_group_[h] = last_group;
   }
 }
 

@@ -9,6 +9,7 @@
 #include <array>        // per-class counters
 #include <cstdint>      // byte counters
 #include <memory>       // unique_ptr ports and hooks
+#include <span>         // set_routes
 #include <string>       // name
 #include <type_traits>  // is_base_of (adopt_hook)
 #include <vector>       // ports, routes, hooks
@@ -32,7 +33,9 @@ class Switch : public Node, public EventTarget {
   /// Adds an egress port transmitting on `out`; returns its index.
   uint16_t add_port(Link* out);
   /// Next-hop ports per destination host (index = host id); an empty set means unreachable.
-  void set_routes(const std::vector<std::vector<uint16_t>>& per_host);
+  /// Hosts whose sets are equal share one group. Many hosts may point at the same set (every
+  /// host behind one ToR): that is cheaper to build than a copy per host.
+  void set_routes(std::span<const std::vector<uint16_t>* const> per_host);
   void set_path_selector(std::unique_ptr<PathSelector> sel) { selector_ = std::move(sel); }
   PathSelector* path_selector() const { return selector_.get(); }
   /// Adds a stage between path selection and admission (run in the order added).

@@ -155,10 +155,15 @@ void install_routes(Network& net, const TopologyInfo& topo, const CableView& vie
     for (uint32_t t = 0; t < topo.tors.size(); ++t) {
       if (topo.tors[t] != sw) per_tor[t] = next_hops(topo, *reach, alive, sw, t);
     }
-    std::vector<std::vector<uint16_t>> routes(topo.tor_of_host.size());
-    for (size_t h = 0; h < routes.size(); ++h) {
+    // A host behind another ToR takes that ToR's set; one behind this switch its own port.
+    std::vector<std::vector<uint16_t>> local;
+    for (size_t h = 0; h < topo.tor_of_host.size(); ++h) {
+      if (topo.tors[topo.tor_of_host[h]] == sw) local.push_back({topo.host_port[h]});
+    }
+    std::vector<const std::vector<uint16_t>*> routes(topo.tor_of_host.size());
+    for (size_t h = 0, l = 0; h < routes.size(); ++h) {
       const uint32_t t = topo.tor_of_host[h];
-      routes[h] = topo.tors[t] == sw ? std::vector<uint16_t>{topo.host_port[h]} : per_tor[t];
+      routes[h] = topo.tors[t] == sw ? &local[l++] : &per_tor[t];
     }
     net.sw(sw).set_routes(routes);
   }
