@@ -256,6 +256,45 @@ TEST(Scheduler, ABurstIntoTheCurrentBucketRunsInTimeThenSchedulingOrder) {
             (std::vector<uint32_t>{6, 1, 5, 2}));
 }
 
+// The events loaded ahead live in one array, each bucket written just below the ones before
+// (core/scheduler.h): a long run of one event per bucket walks down the array and moves the
+// block back up many times, and a large bucket joining a few current events makes it grow.
+// The order stays (time, scheduling) throughout.
+TEST(Scheduler, TheCurrentEventsMoveAndGrowWithoutChangingTheirOrder) {
+  Simulation sim(1);
+  Recorder r(sim);
+  Scheduler& s = sim.scheduler();
+  constexpr int64_t kBucket = int64_t{1} << Scheduler::kBucketShift;
+  uint32_t tag = 0;
+  for (int i = 0; i < 6; ++i) s.schedule(Time::ps(i * 3 * kBucket), &r, tag++);
+  std::vector<uint32_t> order;
+  int64_t last = 0;
+  for (int step = 0; step < 5000; ++step) {
+    const Event e = s.pop();
+    order.push_back(e.tag);
+    ASSERT_GE(e.at, last);
+    last = e.at;
+    s.schedule(Time::ps(e.at + 18 * kBucket), &r, tag++);  // one bucket of its own each
+    if (step == 3000) {  // 700 events into one bucket, a few of them tied, in reverse time order
+      for (int k = 0; k < 700; ++k) s.schedule(Time::ps(e.at + 40 * kBucket - k / 2), &r, tag++);
+    }
+  }
+  while (!s.empty()) {
+    const Event e = s.pop();
+    order.push_back(e.tag);
+    ASSERT_GE(e.at, last);
+    last = e.at;
+  }
+  ASSERT_EQ(order.size(), tag);
+  // The burst's pairs run in reverse order of scheduling (each pair 1 ps before the one
+  // scheduled before it), and the two events of a pair (a tie) in scheduling order.
+  std::vector<size_t> at(tag);
+  for (size_t i = 0; i < order.size(); ++i) at[order[i]] = i;
+  const uint32_t burst = 6 + 3001;  // the tag of the burst's first event
+  for (uint32_t k = 0; k + 1 < 700; k += 2) EXPECT_LT(at[burst + k], at[burst + k + 1]) << k;
+  for (uint32_t k = 0; k + 2 < 700; k += 2) EXPECT_GT(at[burst + k], at[burst + k + 2]) << k;
+}
+
 TEST(Timer, CancelIsLazyAndIgnored) {
   Simulation sim(1);
   Recorder r(sim);
