@@ -169,11 +169,7 @@ void Scheduler::open_span(uint64_t slot) {
 // The window ends kSpansPerWheel spans after the start of the current bucket's span; the spans
 // it takes in move into the wheel, and the far events that the span wheel now covers move into
 // it (or into the wheel).
-void Scheduler::move_to(uint64_t bucket) {
-  cur_ = bucket;
-  cur_end_ = (cur_ + 1) << kBucketShift;
-  const uint64_t end = ((cur_ >> (kSpanShift - kBucketShift)) + kSpansPerWheel) << kSpanShift;
-  if (end == window_end_) return;
+void Scheduler::move_window(uint64_t end) {
   const uint64_t from = window_end_ >> kSpanShift;
   const uint64_t spans = (end >> kSpanShift) - from;
   // Every span slot holds the events of one span of [from, from + kSpans): all of them move

@@ -222,7 +222,16 @@ class Scheduler {
   void push_span(const Event& e);
   /// Makes bucket `bucket` the current one: the window moves on with it, takes in the spans it
   /// now covers and the far events the span wheel now covers.
-  void move_to(uint64_t bucket);
+  void move_to(uint64_t bucket) {
+    cur_ = bucket;
+    cur_end_ = (cur_ + 1) << kBucketShift;
+    const uint64_t end = ((cur_ >> (kSpanShift - kBucketShift)) + kSpansPerWheel) << kSpanShift;
+    if (end != window_end_) [[unlikely]]
+      move_window(end);
+  }
+  /// The window's end moves to `end`: it takes in the spans up to there, and the far events
+  /// that the span wheel now covers.
+  void move_window(uint64_t end);
   /// Moves the events of span `span` (which the window now covers) into their buckets.
   void open_span(uint64_t span);
   /// The first span after the window that holds events, or UINT64_MAX.
