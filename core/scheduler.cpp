@@ -220,35 +220,56 @@ void Scheduler::top_up() {
   }
   const uint64_t s = cur_ & kMask;
   if (lo_ == hi_) lo_ = hi_ = buf_.size();  // nothing current: the bucket goes at the top
-  // The bucket's events go below lo_, in list order; then they are sorted among themselves.
+  // The bucket's events go below lo_. Its list runs from the last event scheduled into it to
+  // the first, and events are mostly scheduled in time order, so the list is mostly latest
+  // first already: it is copied in that order (the head lowest), then sorted by insertion,
+  // which costs a comparison per event when nothing is out of place.
+  const uint32_t head = heads_[s];
+  heads_[s] = kNil;
+  bits_[s >> 6] &= ~(uint64_t{1} << (s & 63));
+  if (bits_[s >> 6] == 0) summary_[s >> 12] &= ~(uint64_t{1} << ((s >> 6) & 63));
+  if (next_[head] == kNil) {  // one event (a sparse run: most buckets)
+    if (lo_ == 0) [[unlikely]]
+      make_room(1);
+    buf_[--lo_] = nodes_[head].e;
+    next_[head] = free_;
+    free_ = head;
+    start_walk();
+    return;
+  }
   // Prefetch 8 nodes ahead of the copy (the links are in cache; the walk covered the
   // bucket's first nodes unless it grew after the walk started).
-  uint32_t ahead = heads_[s];
-  for (int k = 0; k < 8 && ahead != kNil; ++k) {
-    __builtin_prefetch(&nodes_[ahead]);
-    ahead = next_[ahead];
-  }
+  uint32_t ahead = head;
   size_t n = 0;
-  for (uint32_t i = heads_[s]; i != kNil; ++n) {
+  for (uint32_t i = head; i != kNil; i = next_[i]) {
+    if (n < 8) __builtin_prefetch(&nodes_[i]);
+    ++n;
+  }
+  for (int k = 0; k < 8 && ahead != kNil; ++k) ahead = next_[ahead];
+  if (lo_ < n) [[unlikely]]
+    make_room(n);
+  lo_ -= n;
+  Event* a = buf_.data() + lo_;
+  for (uint32_t i = head, k = 0; i != kNil; ++k) {
     if (ahead != kNil) {
       __builtin_prefetch(&nodes_[ahead]);
       ahead = next_[ahead];
     }
-    if (lo_ == 0) [[unlikely]]
-      make_room(1);
-    buf_[--lo_] = nodes_[i].e;
+    a[k] = nodes_[i].e;
     const uint32_t next = next_[i];
     next_[i] = free_;
     free_ = i;
     i = next;
   }
-  heads_[s] = kNil;
-  bits_[s >> 6] &= ~(uint64_t{1} << (s & 63));
-  if (bits_[s >> 6] == 0) summary_[s >> 12] &= ~(uint64_t{1} << ((s >> 6) & 63));
-  if (n > 1) {
-    const auto first = buf_.begin() + static_cast<std::ptrdiff_t>(lo_);
-    std::sort(first, first + static_cast<std::ptrdiff_t>(n),
-              [](const Event& a, const Event& b) { return Event::before(b, a); });
+  if (n > kInsertionSortMax) {
+    std::sort(a, a + n, [](const Event& x, const Event& y) { return Event::before(y, x); });
+  } else {
+    for (size_t i = 1; i < n; ++i) {
+      const Event v = a[i];
+      size_t j = i;
+      for (; j > 0 && Event::before(a[j - 1], v); --j) a[j] = a[j - 1];
+      a[j] = v;
+    }
   }
   start_walk();
 }

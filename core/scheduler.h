@@ -254,6 +254,8 @@ class Scheduler {
   static constexpr size_t kStageHint = 3;
   static constexpr size_t kStageNext = 1;
   static constexpr size_t kLookahead = kStageTarget;
+  // A bucket of up to this many events is sorted by insertion (std::sort's own threshold).
+  static constexpr size_t kInsertionSortMax = 16;
   /// Moves the current events to the top of buf_ (growing it if need be) so that at least
   /// `n` free slots lie below them.
   void make_room(size_t n);
