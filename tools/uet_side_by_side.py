@@ -6,7 +6,7 @@ the same fabric and the same wire, and prints the comparison tables of docs/VALI
 Usage:
   tools/uet_side_by_side.py --fabsim build/release/apps/fabsim/fabsim \\
       --htsim /path/to/uet-htsim/htsim/sim/datacenter --matrices DIR --out DIR [--rounds 1]
-      [--only perm-ls1024,perm-ft1024,incast128,a2a128] [--no-htsim]
+      [--only perm-ls1024,perm-ft1024,incast128,a2a128] [--no-htsim] [--huge-pages]
 
 DIR holds the connection matrices made with htsim's own generators (seed 1):
   perm_1024n_2MB_s1.cm          gen_permutation.py  perm_1024n_2MB_s1.cm 1024 1024 2000000 0 1
@@ -31,7 +31,13 @@ Timing is paired: each round runs fabsim, then htsim, on the same scenario. The 
 printed is the median over rounds of htsim's user time / fabsim's in the same round (with the
 range when there are several rounds): on a noisy machine a ratio taken within one round is
 stable where single runs are not. Times are each side's median; RSS each side's largest.
+
+--huge-pages runs both sides with GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (glibc 2.35 and later):
+malloc asks for transparent huge pages (the kernel's transparent_hugepage setting must be
+"madvise" or "always"), so that a large heap costs fewer TLB misses. htsim's time depends on it
+far more than fabsim's (docs/PERFORMANCE.md).
 """
+import os
 import argparse
 import math
 import pathlib
@@ -123,7 +129,7 @@ def fabsim_toml(name, matrix, topo, trim, kmin, kmax, stop="100ms", uet=(), nscc
     return "\n".join(lines) + "\n"
 
 
-def timed(cmd, cwd=None, ok=(0,)):
+def timed(cmd, cwd=None, ok=(0,), env=None):
     """(wall s, peak RSS MiB, user s, stdout, peak anonymous MiB) of `cmd`; exits unless its
     status is in `ok`. Wall, peak RSS and user time come from /usr/bin/time (the kernel's
     accounting of the command alone: a child forked from this script would carry this
@@ -134,7 +140,7 @@ def timed(cmd, cwd=None, ok=(0,)):
     with tempfile.NamedTemporaryFile("r", suffix=".time") as t, \
             tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         p = subprocess.Popen(["/usr/bin/time", "-o", t.name, "-f", "%e %M %U"] + cmd, cwd=cwd,
-                             stdout=out, stderr=err, text=True)
+                             stdout=out, stderr=err, text=True, env=env)
         anon_kb = 0
         while p.poll() is None:
             try:
@@ -210,6 +216,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--only", default=",".join(DEFAULT))
     ap.add_argument("--no-htsim", action="store_true")
+    ap.add_argument("--huge-pages", action="store_true",
+                    help="both sides' malloc on transparent huge pages (GLIBC_TUNABLES)")
     args = ap.parse_args()
     if not args.no_htsim and not args.htsim:
         ap.error("--htsim DIR is required unless --no-htsim is given")
@@ -217,20 +225,25 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     mats = pathlib.Path(args.matrices).resolve()
     rows = []
+    env = None
+    if args.huge_pages:
+        env = dict(os.environ)
+        env["GLIBC_TUNABLES"] = "glibc.malloc.hugetlb=1"
     for name in args.only.split(","):
         matrix, topo, htopo, trim, kmin, kmax = SCENARIOS[name]
         toml = out / f"{name}.toml"
         toml.write_text(fabsim_toml(name, mats / matrix, topo, trim, kmin, kmax))
         runs = {"f": [], "h": []}
         for _ in range(args.rounds):
-            fw, frss, fu, _, fanon = timed([args.fabsim, "run", str(toml), "--out", str(out / name)])
+            fw, frss, fu, _, fanon = timed([args.fabsim, "run", str(toml), "--out", str(out / name)],
+                                           env=env)
             runs["f"].append((fw, frss, fu, fanon))
             if not args.no_htsim:
                 hbin = pathlib.Path(args.htsim)
                 hw, hrss, hu, log, hanon = timed([str(hbin / "htsim_uec"), "-tm", str(mats / matrix), "-topo",
                                            str(hbin / "topologies" / htopo), "-end", "100000",
                                            "-seed", "1"] + CREDIT.get(name, ("", []))[1],
-                                          cwd=str(out))  # it writes files to cwd
+                                          cwd=str(out), env=env)  # it writes files to cwd
                 (out / f"{name}.htsim.log").write_text(log)
                 runs["h"].append((hw, hrss, hu, hanon))
         ff, fpk = fabsim_fcts(out / name)
