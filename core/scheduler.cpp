@@ -225,12 +225,11 @@ void Scheduler::top_up() {
   // first already: it is copied in that order (the head lowest), then sorted by insertion,
   // which costs a comparison per event when nothing is out of place.
   const uint32_t head = heads_[s];
-  heads_[s] = kNil;
-  bits_[s >> 6] &= ~(uint64_t{1} << (s & 63));
-  if (bits_[s >> 6] == 0) summary_[s >> 12] &= ~(uint64_t{1} << ((s >> 6) & 63));
+  FABSIM_ASSERT(head != kNil);
   if (next_[head] == kNil) {  // one event (a sparse run: most buckets)
     if (lo_ == 0) [[unlikely]]
       make_room(1);
+    clear_slot(s);
     buf_[--lo_] = nodes_[head].e;
     next_[head] = free_;
     free_ = head;
@@ -247,7 +246,8 @@ void Scheduler::top_up() {
   }
   for (int k = 0; k < 8 && ahead != kNil; ++k) ahead = next_[ahead];
   if (lo_ < n) [[unlikely]]
-    make_room(n);
+    make_room(n);  // before the list leaves its slot: a failed allocation loses no event
+  clear_slot(s);
   lo_ -= n;
   Event* a = buf_.data() + lo_;
   for (uint32_t i = head, k = 0; i != kNil; ++k) {

@@ -210,6 +210,12 @@ class Scheduler {
     bits_[slot >> 6] |= uint64_t{1} << (slot & 63);
     summary_[slot >> 12] |= uint64_t{1} << ((slot >> 6) & 63);
   }
+  /// Empties wheel slot `slot` (its list has been taken).
+  void clear_slot(uint64_t slot) {
+    heads_[slot] = kNil;
+    bits_[slot >> 6] &= ~(uint64_t{1} << (slot & 63));
+    if (bits_[slot >> 6] == 0) summary_[slot >> 12] &= ~(uint64_t{1} << ((slot >> 6) & 63));
+  }
   uint32_t take_node() {
     if (free_ == kNil) [[unlikely]]
       grow_nodes();
