@@ -238,13 +238,17 @@ void Scheduler::top_up() {
   }
   // Prefetch 8 nodes ahead of the copy (the links are in cache; the walk covered the
   // bucket's first nodes unless it grew after the walk started).
-  uint32_t ahead = head;
+  // Counting the list prefetches its first 8 nodes and finds the ninth, where the copy's
+  // prefetch starts.
+  uint32_t ahead = kNil;
   size_t n = 0;
-  for (uint32_t i = head; i != kNil; i = next_[i]) {
-    if (n < 8) __builtin_prefetch(&nodes_[i]);
-    ++n;
+  for (uint32_t i = head; i != kNil; i = next_[i], ++n) {
+    if (n < 8) {
+      __builtin_prefetch(&nodes_[i]);
+    } else if (n == 8) {
+      ahead = i;
+    }
   }
-  for (int k = 0; k < 8 && ahead != kNil; ++k) ahead = next_[ahead];
   if (lo_ < n) [[unlikely]]
     make_room(n);  // before the list leaves its slot: a failed allocation loses no event
   clear_slot(s);
