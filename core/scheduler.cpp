@@ -198,10 +198,10 @@ void Scheduler::move_window(uint64_t end) {
 // same order however often this is called.
 void Scheduler::top_up() {
   FABSIM_ASSERT(size_ > hi_ - lo_ + late_.size());
-  const uint64_t from = (cur_ + 1) & kMask;
-  const uint64_t slot = next_slot();
-  if (slot != kBuckets) {
-    move_to(cur_ + 1 + ((slot - from) & kMask));
+  FABSIM_ASSERT(next_rel_ == kBuckets ? next_slot() == kBuckets
+                                      : next_slot() == ((cur_ + 1 + next_rel_) & kMask));
+  if (next_rel_ != kBuckets) {
+    move_to(cur_ + 1 + next_rel_);
   } else {
     const uint64_t span = first_span();
     if (span != UINT64_MAX) {
@@ -307,6 +307,7 @@ uint64_t Scheduler::next_slot() const {
 
 void Scheduler::start_walk() {
   const uint64_t slot = next_slot();
+  next_rel_ = slot == kBuckets ? kBuckets : (slot - cur_ - 1) & kMask;
   walk_ = slot == kBuckets ? kNil : heads_[slot];
   if (walk_ != kNil) __builtin_prefetch(&nodes_[walk_]);
 }

@@ -209,6 +209,8 @@ class Scheduler {
     heads_[slot] = node;
     bits_[slot >> 6] |= uint64_t{1} << (slot & 63);
     summary_[slot >> 12] |= uint64_t{1} << ((slot >> 6) & 63);
+    const uint64_t rel = (slot - cur_ - 1) & kMask;
+    if (rel < next_rel_) next_rel_ = rel;
   }
   /// Empties wheel slot `slot` (its list has been taken).
   void clear_slot(uint64_t slot) {
@@ -297,6 +299,10 @@ class Scheduler {
   std::vector<uint64_t> span_bits_;   // per span slot: the span holds events
   uint32_t free_ = kNil;
   uint32_t walk_ = kNil;  // the node of the next bucket to prefetch next (a hint only)
+  // Where the next non-empty bucket of the wheel lies, in buckets after cur_ + 1 (kBuckets: the
+  // wheel holds none), as next_slot() would find it: start_walk() searches the bitmap once per
+  // loaded bucket and link_bucket() keeps it up to date, so top_up() need not search again.
+  uint64_t next_rel_ = kBuckets;
   // Events scheduled into the bucket already loaded (a zero-delay event, or one a few hundred
   // ps ahead): a min-heap on (time, sequence), merged with the current events at pop. A sorted
   // insert among them would shift every event of the same time, which is quadratic when a
