@@ -17,6 +17,8 @@ The peer is built outside this repository (REFERENCE.md §9.2.1; docs/VALIDATION
   tools/hpcc_side_by_side.py --fabsim build/release/apps/fabsim/fabsim \\
       --hpcc /work/peers/hpcc/simulation --cc hpcc|dcqcn|timely --duration 2ms --out out/hpcc-side
   tools/hpcc_side_by_side.py --plot out/hpcc-side     (slowdown-vs-ns3.png from both CCs' runs)
+  tools/hpcc_side_by_side.py --pool CC DIR [DIR ...]   (one table over several runs' flows, e.g.
+      the same CC with --seed 1..4: a bucket's p99 over 141 flows is its second slowest flow)
 """
 import argparse
 import csv
@@ -82,6 +84,67 @@ def percentile(xs, q):
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
+def match(out, cc):
+    """Reads a run's two sides from `out` (fabsim-CC/flows.csv, ns3-CC/fct.txt); returns
+    (fabsim's flows, flows finished in ns-3, [(bytes, fabsim slowdown, ns-3 slowdown)] sorted)."""
+    flows = list(csv.DictReader((out / f"fabsim-{cc}" / "flows.csv").open()))
+    ns_rows = {}
+    for line in (out / f"ns3-{cc}" / "fct.txt").read_text().split("\n"):
+        w = line.split()
+        if len(w) < 8:
+            continue
+        src, dst = (int(w[0], 16) >> 8) & 0xFFFF, (int(w[1], 16) >> 8) & 0xFFFF
+        # (start, fct, standalone fct), ns; the start went through a decimal string and back
+        ns_rows.setdefault((src, dst, int(w[4])), []).append(
+            (int(w[5]) - BASE_NS, int(w[6]), int(w[7])))
+    matched = []
+    for r in flows:
+        cands = ns_rows.get((int(r["src"]), int(r["dst"]), int(r["bytes"])), [])
+        start = int(r["start_ps"]) // 1000
+        best = min(cands, key=lambda c: abs(c[0] - start), default=None)
+        if best is not None and abs(best[0] - start) <= 2 and r["end_ps"] and int(r["end_ps"]) > 0:
+            _, fct_ns, alone = best
+            matched.append((int(r["bytes"]), int(r["fct_ps"]) / 1000 / alone, fct_ns / alone))
+    matched.sort()
+    return flows, sum(len(v) for v in ns_rows.values()), matched
+
+
+def table(matched, buckets, csv_path=None):
+    """Prints p50 and p99 of both slowdowns per equal-count size bucket (and writes them)."""
+    print("| size <= (B) | flows | fabsim p50 | ns-3 p50 | fabsim p99 | ns-3 p99 |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    rows = []
+    n = len(matched)
+    for b in range(buckets):
+        part = matched[b * n // buckets:(b + 1) * n // buckets]
+        if not part:
+            continue
+        fs = [max(1.0, x[1]) for x in part]
+        ss = [max(1.0, x[2]) for x in part]
+        row = (part[-1][0], len(part), percentile(fs, 0.5), percentile(ss, 0.5),
+               percentile(fs, 0.99), percentile(ss, 0.99))
+        rows.append(row)
+        print("| {:,} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |".format(*row))
+    if csv_path is not None:
+        with csv_path.open("w") as f:
+            f.write("size_max,flows,fabsim_p50,ns3_p50,fabsim_p99,ns3_p99\n")
+            for row in rows:
+                f.write(",".join(str(x) for x in row) + "\n")
+
+
+def pool(cc, dirs, buckets):
+    """One table over the matched flows of several runs (e.g. one per --seed): a bucket's p99
+    over 141 flows is its second slowest flow, so one seed cannot tell chance from a bias."""
+    matched = []
+    for d in dirs:
+        _, _, m = match(pathlib.Path(d).resolve(), cc)
+        print(f"{d}: {len(m)} flows matched")
+        matched += m
+    matched.sort()
+    print(f"{cc}: {len(matched)} flows pooled from {len(dirs)} runs")
+    table(matched, buckets)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fabsim", required=True)
@@ -128,42 +191,11 @@ def main():
                              cwd=str(hpcc), env=env)
 
     # 4. match and compare
-    ns_rows = {}
-    for line in (ns / "fct.txt").read_text().split("\n"):
-        w = line.split()
-        if len(w) < 8:
-            continue
-        src, dst = (int(w[0], 16) >> 8) & 0xFFFF, (int(w[1], 16) >> 8) & 0xFFFF
-        # (start, fct, standalone fct), ns; the start went through a decimal string and back
-        ns_rows.setdefault((src, dst, int(w[4])), []).append(
-            (int(w[5]) - BASE_NS, int(w[6]), int(w[7])))
-    matched = []
-    for r in flows:
-        cands = ns_rows.get((int(r["src"]), int(r["dst"]), int(r["bytes"])), [])
-        start = int(r["start_ps"]) // 1000
-        best = min(cands, key=lambda c: abs(c[0] - start), default=None)
-        if best is not None and abs(best[0] - start) <= 2 and r["end_ps"] and int(r["end_ps"]) > 0:
-            _, fct_ns, alone = best
-            matched.append((int(r["bytes"]), int(r["fct_ps"]) / 1000 / alone, fct_ns / alone))
-    matched.sort()
-    with (out / f"buckets-{args.cc}.csv").open("w") as f:
-        f.write("size_max,flows,fabsim_p50,ns3_p50,fabsim_p99,ns3_p99\n")
-        print(f"{args.cc}: {len(flows)} flows, {len(ns_rows)} finished in ns-3, {len(matched)} matched")
-        print("| size <= (B) | flows | fabsim p50 | ns-3 p50 | fabsim p99 | ns-3 p99 |")
-        print("|---:|---:|---:|---:|---:|---:|")
-        n = len(matched)
-        for b in range(args.buckets):
-            part = matched[b * n // args.buckets:(b + 1) * n // args.buckets]
-            if not part:
-                continue
-            fs = [max(1.0, x[1]) for x in part]
-            ss = [max(1.0, x[2]) for x in part]
-            row = (part[-1][0], len(part), percentile(fs, 0.5), percentile(ss, 0.5),
-                   percentile(fs, 0.99), percentile(ss, 0.99))
-            f.write(",".join(str(x) for x in row) + "\n")
-            print("| {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |".format(*row))
+    flows, ns_count, matched = match(out, args.cc)
+    print(f"{args.cc}: {len(flows)} flows, {ns_count} finished in ns-3, {len(matched)} matched")
+    table(matched, args.buckets, out / f"buckets-{args.cc}.csv")
     data_pk = sum((int(r["bytes"]) + 999) // 1000 for r in flows)
-    print(f"ns-3 finished {sum(len(v) for v in ns_rows.values())} of {len(flows)} flows")
+    print(f"ns-3 finished {ns_count} of {len(flows)} flows")
     print(f"wall: fabsim {f_wall:.1f} s, ns-3 {n_wall:.1f} s (x{n_wall / f_wall:.1f}); "
           f"peak RSS: fabsim {f_rss:.0f} MiB, ns-3 {n_rss:.0f} MiB; data packets {data_pk}; "
           f"packets per wall-second: fabsim {data_pk / f_wall:.0f}, ns-3 {data_pk / n_wall:.0f}")
@@ -197,5 +229,8 @@ def plot(out):
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--plot":
         plot(pathlib.Path(sys.argv[2]))
+        sys.exit(0)
+    if len(sys.argv) >= 4 and sys.argv[1] == "--pool":
+        pool(sys.argv[2], sys.argv[3:], 10)
         sys.exit(0)
     sys.exit(main())
