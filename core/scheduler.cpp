@@ -250,7 +250,7 @@ void Scheduler::top_up() {
     }
   }
   if (lo_ < n) [[unlikely]]
-    make_room(n);  // before the list leaves its slot: a failed allocation loses no event
+    make_room(n);  // may throw bad_alloc, which ends the run (main reports it)
   clear_slot(s);
   lo_ -= n;
   Event* a = buf_.data() + lo_;

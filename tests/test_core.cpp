@@ -208,6 +208,42 @@ TEST(Scheduler, AnEmptyWheelJumpsToTheFirstSpanWithEventsOrToTheFarHeap) {
   EXPECT_TRUE(std::is_sorted(times.begin(), times.end()));
 }
 
+// top_up() jumps to the bucket that the last load found next (Scheduler::next_rel_), which
+// link_bucket() lowers when an earlier bucket gets an event. Past the wheel's first lap, with
+// the wheel emptied and refilled from the span wheel, events linked after a load into the next
+// bucket, into an earlier one than the one found, and on both sides of the wheel's wrap (slots
+// 8191 and 0) run in time order. A distance kept without the wrap's mask, off by one, or not
+// lowered, runs them out of order or jumps past an event.
+TEST(Scheduler, TheNextBucketFoundAtALoadFollowsLaterLinksAndTheWheelsWrap) {
+  Simulation sim(1);
+  Recorder r(sim);
+  Scheduler& s = sim.scheduler();
+  constexpr int64_t kBucket = int64_t{1} << Scheduler::kBucketShift;
+  constexpr auto kBuckets = static_cast<int64_t>(Scheduler::kBuckets);
+  const int64_t first = 20000;  // beyond the first window: the current bucket is past a lap
+  s.schedule(Time::ps(first * kBucket), &r, 0);
+  ASSERT_EQ(s.pop().tag, 0U);           // the wheel is empty now
+  const int64_t behind = first + 5000;  // its slot (424) lies behind the current one (3616)
+  s.schedule(Time::ps(behind * kBucket), &r, 1);
+  ASSERT_EQ(s.pop().tag, 1U);
+  const int64_t d = behind + 3 * kBuckets;  // beyond the window: through the span wheel
+  s.schedule(Time::ps(d * kBucket), &r, 2);
+  ASSERT_EQ(s.pop().tag, 2U);
+  const int64_t to_wrap = kBuckets - (d % kBuckets);          // buckets from d to the next slot 0
+  s.schedule(Time::ps((d + to_wrap + 10) * kBucket), &r, 3);  // after the wrap
+  s.schedule(Time::ps((d + 100) * kBucket), &r, 4);           // earlier, linked later
+  s.schedule(Time::ps((d + 1) * kBucket + 7), &r, 5);         // the very next bucket
+  s.schedule(Time::ps((d + to_wrap - 1) * kBucket), &r, 6);   // slot 8191
+  s.schedule(Time::ps((d + to_wrap) * kBucket), &r, 7);       // slot 0
+  std::vector<uint32_t> order;
+  while (!s.empty()) {
+    const Event e = s.pop();
+    order.push_back(e.tag);
+    if (e.tag == 5) s.schedule(Time::ps((d + 2) * kBucket), &r, 8);  // right after a load
+  }
+  EXPECT_EQ(order, (std::vector<uint32_t>{5, 8, 4, 6, 7, 3}));
+}
+
 // The scheduler keeps a few events sorted ahead by loading the next bucket before the current
 // one runs dry (core/scheduler.h). Events scheduled afterwards into the span it now covers,
 // between the merged buckets, before them, or tied with one of them, still run in (time,
