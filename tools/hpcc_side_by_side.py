@@ -230,7 +230,13 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--plot":
         plot(pathlib.Path(sys.argv[2]))
         sys.exit(0)
-    if len(sys.argv) >= 4 and sys.argv[1] == "--pool":
+    if len(sys.argv) >= 2 and sys.argv[1] == "--pool":
+        if len(sys.argv) < 4 or sys.argv[2] not in PER_CC:
+            sys.exit(f"usage: {sys.argv[0]} --pool CC DIR [DIR ...], CC one of "
+                     f"{', '.join(sorted(PER_CC))}, each DIR a run's --out with that CC")
+        for d in sys.argv[3:]:
+            if not (pathlib.Path(d) / f"fabsim-{sys.argv[2]}" / "flows.csv").is_file():
+                sys.exit(f"{d}: no fabsim-{sys.argv[2]}/flows.csv (not a --cc {sys.argv[2]} run)")
         pool(sys.argv[2], sys.argv[3:], 10)
         sys.exit(0)
     sys.exit(main())

@@ -24,7 +24,8 @@ or the last queued packet at random (htsim's queue), ECN at 20 % / 80 % of it wi
 NSCC with htsim's derived parameters, the "mixed" entropy selection over 64 entropies, RUD, and
 FCT measured at the sender when the last ACK arrives (htsim's "finished at" - "starting at").
 htsim is run with -end 100000 (us) -seed 1. Wall time and peak RSS come from /usr/bin/time,
-user time from the kernel's rusage of the command (to the microsecond); the anonymous peak (heap and anonymous mappings, without the file-backed pages of
+user time from the kernel's rusage of the command (in microseconds, with /usr/bin/time's own
+1-2 ms); the anonymous peak (heap and anonymous mappings, without the file-backed pages of
 the binary and shared libraries) is sampled from /proc/PID/status every millisecond.
 
 Timing is paired: each round runs fabsim, then htsim, on the same scenario. The speed ratio
@@ -134,8 +135,9 @@ def timed(cmd, cwd=None, ok=(0,), env=None):
     status is in `ok`. Wall and peak RSS come from /usr/bin/time (the kernel's accounting of
     the command alone: a child forked from this script would carry this script's pages into
     its peak); user time from the kernel's rusage of /usr/bin/time and the command it waited
-    for (os.wait4), to the microsecond, where /usr/bin/time prints hundredths of a second (a
-    0.06 s run would be read to within a sixth of itself). The anonymous peak (heap, stacks and anonymous mappings: the
+    for (os.wait4), in microseconds, where /usr/bin/time prints hundredths of a second (a 0.06 s
+    run would be read to within a sixth of itself). It includes /usr/bin/time's own start, 1-2
+    ms. The anonymous peak (heap, stacks and anonymous mappings: the
     simulation's own state, without the pages of the binary and the shared libraries mapped
     from files) is sampled every millisecond from /proc/PID/status's RssAnon, of which the
     kernel keeps no peak."""
@@ -287,7 +289,7 @@ def main():
                   f"{hw:.2f} s / {hu:.3f} s | {med:.1f}x{spread} | {frss:.1f} / {hrss:.1f} MiB "
                   f"(1/{hrss / frss:.1f}) | {fanon:.1f} / {hanon:.1f} MiB (1/{hanon / fanon:.1f}) |")
         else:
-            print(f"| {r['name']} | {r['fpk']:,} | | {fw:.2f} s / {fu:.2f} s | | | {frss:.1f} MiB | "
+            print(f"| {r['name']} | {r['fpk']:,} | | {fw:.2f} s / {fu:.3f} s | | | {frss:.1f} MiB | "
                   f"{fanon:.1f} MiB |")
 
 
