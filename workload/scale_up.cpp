@@ -16,9 +16,13 @@ ScaleUpFabric::Server& ScaleUpFabric::server(uint32_t id) {
 
 uint32_t ScaleUpFabric::port_of(Server& s, uint32_t gpu, bool egress, double capacity) {
   for (uint32_t i = 0; i < s.ports.size(); ++i) {
-    if (s.ports[i].gpu == gpu && s.ports[i].egress == egress) return i;
+    if (s.ports[i].gpu == gpu && s.ports[i].egress == egress) {
+      // One rate per port: a run has one workload kind, whose [workload.gpu] scale_up_rate
+      // every job shares (add()'s contract).
+      FABSIM_ASSERT(s.ports[i].capacity == capacity);
+      return i;
+    }
   }
-  // A GPU's port keeps the rate of the first transfer that used it (one job per GPU).
   s.ports.push_back({gpu, egress, capacity});
   return static_cast<uint32_t>(s.ports.size() - 1);
 }

@@ -42,6 +42,7 @@ class ScaleUpFabric {
   /// Starts a transfer of `bytes` (> 0) from GPU `src` to GPU `dst` (src != dst) of `server`, whose
   /// GPUs have scale-up ports of `rate` each way, at `now` (not before the server's last add or
   /// drain). The server is re-shared at `now` when next asked (drain, next_drain, transfers).
+  /// Every transfer through a GPU's port gives the same `rate` (checked in checks builds).
   void add(uint32_t server, uint32_t src, uint32_t dst, int64_t bytes, Rate rate, uint64_t cookie,
            Time now);
   /// The earliest time a transfer of `server` drains (Time::max() if it has none).
