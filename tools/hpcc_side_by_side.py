@@ -16,6 +16,8 @@ The peer is built outside this repository (REFERENCE.md §9.2.1; docs/VALIDATION
 
   tools/hpcc_side_by_side.py --fabsim build/release/apps/fabsim/fabsim \\
       --hpcc /work/peers/hpcc/simulation --cc hpcc|dcqcn|timely --duration 2ms --out out/hpcc-side
+  tools/hpcc_side_by_side.py ... --cdf fbhdp --load 0.5   (another of workload/cdf's
+      distributions or a CDF file, and another load: ns-3 replays whatever fabsim drew)
   tools/hpcc_side_by_side.py --plot out/hpcc-side     (slowdown-vs-ns3.png from both CCs' runs)
   tools/hpcc_side_by_side.py --pool CC DIR [DIR ...]   (one table over several runs' flows, e.g.
       the same CC with --seed 1..4: a bucket's p99 over 141 flows is its second slowest flow)
@@ -150,17 +152,26 @@ def main():
     ap.add_argument("--fabsim", required=True)
     ap.add_argument("--hpcc", required=True, help="the peer's simulation/ directory (built)")
     ap.add_argument("--cc", choices=sorted(PER_CC), default="hpcc")
-    ap.add_argument("--duration", default="2ms", help="arrival window of the web-search flows")
+    ap.add_argument("--duration", default="2ms", help="arrival window of the flows")
+    ap.add_argument("--cdf", default="websearch",
+                    help="flow-size CDF: a shipped name (websearch, fbhdp, ...) or a file; "
+                         "default the scenario's web search")
+    ap.add_argument("--load", type=float, default=0.3,
+                    help="offered load of the host links, 0 < load < 1 (default 0.3)")
     ap.add_argument("--seed", default="1")
     ap.add_argument("--buckets", type=int, default=10)
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
+    if not 0 < args.load < 1:
+        sys.exit(f"--load {args.load}: expected a fraction of the host links' rate, 0 < load < 1")
     out = pathlib.Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     hpcc = pathlib.Path(args.hpcc).resolve()
+    (out / "workload.txt").write_text(f"{args.cdf} at {args.load * 100:g} %\n")
 
     # 1. fabsim
-    sets = ["--set", f"workload.duration={args.duration}", "--set", f"transport.cc={args.cc}"]
+    sets = ["--set", f"workload.duration={args.duration}", "--set", f"transport.cc={args.cc}",
+            "--set", f"workload.cdf={args.cdf}", "--set", f"workload.load={args.load}"]
     for kv in FABSIM_SETS[args.cc]:
         sets += ["--set", kv]
     fab_dir = out / f"fabsim-{args.cc}"
@@ -208,6 +219,8 @@ def plot(out):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     files = sorted(out.glob("buckets-*.csv"))
+    label = out / "workload.txt"
+    workload = label.read_text().strip() if label.is_file() else "websearch at 30 %"
     fig, axes = plt.subplots(1, len(files), figsize=(6 * len(files), 4), squeeze=False)
     for ax, f in zip(axes[0], files):
         rows = list(csv.DictReader(f.open()))
@@ -219,7 +232,7 @@ def plot(out):
         ax.set_yscale("log")
         ax.set_xlabel("flow size, largest of the bucket (B)")
         ax.set_ylabel("FCT slowdown")
-        ax.set_title(f.stem.replace("buckets-", "") + ": web search 30 %, HPCC fat.txt")
+        ax.set_title(f.stem.replace("buckets-", "") + f": {workload}, HPCC fat.txt")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
     fig.tight_layout()
