@@ -18,7 +18,12 @@ Time truncate(Time t, Time unit) {
 }  // namespace
 
 void IntStampHook::on_dequeue(Packet& p, EgressPort& port) {
-  if (p.block == 0) return;
+  // Data packets only, as HPCC ns-3 stamps UDP data alone (SwitchNotifyDequeue checks
+  // l3Prot 0x11): an ACK carries its data packet's stack back unchanged, even when it shares
+  // the data's class (transport.ack_class = "data") and so this port's hook. Until 2026-11-30
+  // such an ACK took a record at every hop back while its stack had room, so HPCC saw the
+  // reverse path's ports too on paths of fewer than five hops.
+  if (p.block == 0 || !is_data(p.type)) return;
   ExtBlock& b = sim_.pool().block(p);
   IntStackHeader h = int_header(b);
   if (h.capacity == 0) return;

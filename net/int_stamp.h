@@ -1,9 +1,10 @@
 // In-band network telemetry at dequeue, HPCC-style (REFERENCE.md §2.3; HPCC ns-3 switch-node.cc
 // pushes a hop when the egress port dequeues a data packet). A dequeue hook: it appends this
 // port's record (timestamp, bytes sent before this packet, bytes queued behind it, link rate)
-// to the INT stack in the packet's extension block, if the packet has one and the sender asked
-// for INT (IntStackHeader::capacity > 0). A full stack is left alone and counted in its header.
-// The hook changes no frame bytes: the sending transport sizes the INT header it sends.
+// to the INT stack in the packet's extension block, if the packet is data, has a block and its
+// sender asked for INT (IntStackHeader::capacity > 0); ACKs echo their data's stack unstamped. A
+// full stack is left alone and counted in its header. The hook changes no frame bytes: the sending
+// transport sizes the INT header it sends.
 #pragma once
 
 #include <cstdint>  // counters

@@ -373,6 +373,27 @@ TEST(HpccScenario, TwoToOneDrainsTheQueueAndSharesTheLink) {
   EXPECT_EQ(records, acks);
 }
 
+// With ACKs in their data's class (transport.ack_class = "data", as HPCC's ns-3 queues them),
+// an ACK crosses the same dequeue hook as data on its way back, and must still carry its data
+// packet's one record (HPCC ns-3 stamps data alone). Until 2026-11-30 it took a second record
+// at the switch's port towards the sender.
+TEST(HpccScenario, AnAckInTheDataClassCarriesTheDataPathsRecordsOnly) {
+  std::string text = two_to_one("hpcc", "2MB");
+  const std::string key = "[transport]\n";
+  text.replace(text.find(key), key.size(), key + "ack_class = \"data\"\n");
+  fabsim::Run run(load_scenario_text(text, "h.toml"));
+  const RunResult r = execute_checked(run);
+  ASSERT_TRUE(r.flows[0].done && r.flows[1].done);
+  uint64_t acks = 0;
+  uint64_t records = 0;
+  for (const auto& [k, v] : r.transport_counters) {
+    if (k == "int_acks") acks = v;
+    if (k == "int_records") records = v;
+  }
+  EXPECT_GT(acks, 900U);
+  EXPECT_EQ(records, acks);
+}
+
 // HPCC differences each hop's INT record against the previous ACK's (ns-3 assumes per-flow
 // ECMP): where a flow's packets take several paths (spraying, GSE's containers) the records of
 // two ports meet, so the scenario is refused, naming transport.cc; per-flow ECMP and flowlets

@@ -757,6 +757,43 @@ TEST(IntHook, FullStackIsLeftAloneAndCounted) {
   EXPECT_EQ(stamp.full(), 1U);
 }
 
+// Only data is stamped (HPCC ns-3's SwitchNotifyDequeue stamps UDP data alone): an ACK that
+// shares the data's queue, and so its hook, carries the stack it was given back unchanged.
+TEST(IntHook, AnAckPassesWithItsStackUnchanged) {
+  Bench t(no_ecn());
+  auto& stamp = t.sw().adopt_hook(std::make_unique<IntStampHook>(t.sim));
+  t.sw().add_dequeue_hook(0, 1, &stamp);
+  Packet* ack = t.make(1, 0);
+  ack->type = PacketType::kAck;
+  ack->payload = 0;
+  ExtBlock& b = t.sim.pool().attach_block(*ack);
+  request_int(b, kMaxIntHops);
+  IntHop echoed;  // the record its data packet took on the way out
+  echoed.ts = Time::ns(7);
+  echoed.tx_bytes = 123;
+  echoed.qlen = 45;
+  echoed.rate_mbps = 400000;
+  b.set<IntHop>(int_hop_offset(0), echoed);
+  IntStackHeader h = int_header(b);
+  h.hops = 1;
+  b.set_at<IntStackHeader, kIntHeaderOffset>(h);
+  t.inject(ack);
+  Packet* data = t.make(1, 1);
+  request_int(t.sim.pool().attach_block(*data), kMaxIntHops);
+  t.inject(data);
+  t.sim.run();
+  ASSERT_EQ(t.sink.arrivals.size(), 2U);
+  ASSERT_EQ(t.sink.arrivals[0].int_header.hops, 1);
+  EXPECT_EQ(t.sink.arrivals[0].hops[0].ts, Time::ns(7));
+  EXPECT_EQ(t.sink.arrivals[0].hops[0].tx_bytes, 123U);
+  EXPECT_EQ(t.sink.arrivals[0].hops[0].qlen, 45U);
+  EXPECT_EQ(t.sink.arrivals[0].hops[0].rate_mbps, 400000U);
+  EXPECT_EQ(t.sink.arrivals[1].int_header.hops, 1);  // the data packet behind it: stamped
+  EXPECT_EQ(t.sink.arrivals[1].hops[0].tx_bytes, static_cast<uint64_t>(kFrame));
+  EXPECT_EQ(stamp.stamped(), 1U);
+  EXPECT_EQ(stamp.full(), 0U);
+}
+
 // The VOQ's marking (its own thresholds) and the egress hook's share one rule and one stream:
 // with equal thresholds they make the same decisions from the same draws.
 TEST(RedHook, VoqThresholdsDrawLikeTheEgressRule) {
