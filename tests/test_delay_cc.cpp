@@ -107,6 +107,42 @@ TEST(Hpcc, UtilisationAndRateFromTwoInRecords) {
   EXPECT_NEAR(cc.reference_rate(), rc, 1e-6);
 }
 
+// U is an EWMA with weight tau / T; before any sample it is initial_u, 1 by default (HPCC
+// ns-3's RdmaQueuePair): a flow's first update a quarter of T after its reference blends
+// 3/4 of it with the sample.
+TEST(Hpcc, TheFirstUpdateBlendsFromTheInitialUtilisation) {
+  const auto first_u = [](double initial) {
+    HpccConfig c;
+    c.initial_u = initial;
+    HpccCc cc(c, 100_Gbps, 8_us);
+    cc.on_int(int_sample(0_us, 0, 0, 1, 5));  // a reference only
+    // 2 us later at half the line (12,500 B), no queue: u = 0.5, tau = T / 4.
+    cc.on_int(int_sample(2_us, 12'500, 0, 2, 5));
+    return std::pair{cc.utilisation(), static_cast<double>(cc.output().rate.bps())};
+  };
+  const auto [u1, r1] = first_u(1.0);
+  EXPECT_NEAR(u1, 1.0 * 0.75 + 0.5 * 0.25, 1e-12);
+  EXPECT_NEAR(r1, 100e9, 1.0);  // 100G / (0.875 / 0.95) + R_AI, clamped at the line
+  const auto [u0, r0] = first_u(0.0);
+  EXPECT_NEAR(u0, 0.5 * 0.25, 1e-12);
+  EXPECT_NEAR(r0, 100e9, 1.0);
+  // A sample above eta: from U = 1 the rate falls at once; from U = 0 it stays at the line.
+  const auto busy = [](double initial) {
+    HpccConfig c;
+    c.initial_u = initial;
+    HpccCc cc(c, 100_Gbps, 8_us);
+    cc.on_int(int_sample(0_us, 0, 20'000, 1, 5));
+    cc.on_int(int_sample(2_us, 25'000, 20'000, 2, 5));  // u = 1 + 160,000 / 800,000 = 1.2
+    return std::pair{cc.utilisation(), static_cast<double>(cc.output().rate.bps())};
+  };
+  const auto [b1, rb1] = busy(1.0);
+  EXPECT_NEAR(b1, 0.75 + 1.2 * 0.25, 1e-12);
+  EXPECT_NEAR(rb1, 100e9 / (1.05 / 0.95) + 40e6, 10.0);
+  const auto [b0, rb0] = busy(0.0);
+  EXPECT_NEAR(b0, 0.3, 1e-12);
+  EXPECT_NEAR(rb0, 100e9, 1.0);
+}
+
 TEST(Hpcc, AdditiveStagesBelowTheTarget) {
   HpccConfig c;
   c.max_stage = 2;

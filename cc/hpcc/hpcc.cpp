@@ -6,7 +6,8 @@
 namespace fabsim {
 
 HpccCc::HpccCc(const HpccConfig& cfg, Rate line, Time base_rtt)
-    : cfg_(cfg), line_(static_cast<double>(line.bps())), t_(base_rtt), rate_(line_), rc_(line_) {
+    : cfg_(cfg), line_(static_cast<double>(line.bps())), t_(base_rtt), rate_(line_), rc_(line_),
+      u_(cfg.initial_u) {
   rate_ai_ = cfg.rate_ai.bps() > 0 ? static_cast<double>(cfg.rate_ai.bps()) : 10e6 * line_ / 25e9;
   min_rate_ = cfg.min_rate.bps() > 0 ? static_cast<double>(cfg.min_rate.bps()) : line_ / 100;
   if (t_ <= Time()) t_ = Time::us(10);  // no fabric known (unit use): a typical DC round trip
@@ -87,6 +88,9 @@ class HpccKind final : public CcKind {
     c.int_header_bytes = static_cast<int>(
         s.integer("int_header_bytes", c.int_header_bytes, 0, 1024,
                   "INT bytes on every data packet and ACK (HPCC ns-3: 5 hops x 8 B + 2 B)"));
+    c.initial_u = s.real("initial_u", c.initial_u, 0.0, 10.0,
+                         "U before the first measurement (HPCC ns-3 RdmaQueuePair: 1; 0 = a new "
+                         "flow reads the path as idle until its samples build U up)");
     if (!s.describing() && c.min_rate > line) s.fail("min_rate", "a rate at most the NIC rate");
     return KindConfig::of(c);
   }

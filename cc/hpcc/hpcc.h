@@ -12,6 +12,10 @@
 //   (FAST_REACT). Window = line x T x R / line = R x T (HAS_WIN, VAR_WIN).
 // T is the fabric's longest unloaded round trip (GLOBAL_T). Rates are in ns-3's units: R_AI =
 // 10 Mb/s x NIC rate / 25G (run.py), eta = 0.95, max_stage = 0 (run.py's MI_THRESH).
+// U starts at 1, as HPCC ns-3's RdmaQueuePair sets hp.u (the paper gives no initial value): a
+// new flow's first updates blend from "the path is full", so it slows as soon as it finds a
+// queue. Until 2026-11-30 U started at 0 here, and a new flow took round trips to see one
+// (tau / T of a new sample per ACK), so its first window overran the queue for longer.
 #pragma once
 
 #include <array>  // previous INT records
@@ -29,6 +33,7 @@ struct HpccConfig {
   Rate min_rate;              // 0 = NIC rate / 100 (MIN_RATE 1 Gb/s at 100G)
   Time base_rtt;              // T; 0 = the fabric's longest unloaded round trip
   int int_header_bytes = 42;  // INT bytes on every data packet and ACK: 5 hops x 8 + 2
+  double initial_u = 1.0;     // U before the first measurement (HPCC ns-3 RdmaQueuePair: 1)
 };
 
 class HpccCc final : public CongestionControl {
@@ -55,7 +60,7 @@ class HpccCc final : public CongestionControl {
   Time t_;
   double rate_;  // bps
   double rc_;    // committed reference rate, bps
-  double u_ = 0;
+  double u_;     // the EWMA utilisation U, from cfg_.initial_u
   double rate_ai_;
   double min_rate_;
   int stage_ = 0;
