@@ -388,7 +388,8 @@ int64_t max_queue(const RunResult& r, Time from, Time to) {
 // where the join left them: the only force toward equal shares is R_AI (40 Mb/s per round
 // trip, run.py; Hpcc.TheGapBetweenTwoSendersShrinksByOneOverCPerCommit), too weak to act within
 // milliseconds. HPCC's ns-3 simulator does the same: on this scenario its ratio is 0.941 and
-// fabsim's 0.936; over 22 join offsets both average 0.89 (docs/VALIDATION.md, issue 16).
+// fabsim's 0.937 (0.936 before U started at 1); over 22 join offsets both average 0.89
+// (docs/VALIDATION.md, issue 16).
 TEST(HpccScenario, TwoToOneDrainsTheQueueAndSharesTheLink) {
   fabsim::Run run(load_scenario_text(two_to_one("hpcc", "20MB"), "h.toml"));
   const RunResult r = execute_checked(run);
