@@ -5,9 +5,10 @@
 
 #include <fmt/format.h>
 
-#include <cmath>   // sqrt, pow
-#include <map>     // bytes per flow
-#include <string>  // scenarios
+#include <cmath>    // sqrt, pow
+#include <map>      // bytes per flow
+#include <string>   // scenarios
+#include <utility>  // pair
 
 #include "cc/hpcc/hpcc.h"
 #include "cc/swift/swift.h"
@@ -373,6 +374,17 @@ test::Shares shares(Run& run, Time from, Time to) {
   return test::shares(run.flows().trace_events(), from, to);
 }
 
+// The RoCE transport's INT counters: (ACKs that carried a stack, records they carried).
+std::pair<uint64_t, uint64_t> int_counts(const RunResult& r) {
+  uint64_t acks = 0;
+  uint64_t records = 0;
+  for (const auto& [k, v] : r.transport_counters) {
+    if (k == "int_acks") acks = v;
+    if (k == "int_records") records = v;
+  }
+  return {acks, records};
+}
+
 // The queue towards the receiver (port 0 of the switch), max over [from, to).
 int64_t max_queue(const RunResult& r, Time from, Time to) {
   int64_t q = 0;
@@ -400,12 +412,7 @@ TEST(HpccScenario, TwoToOneDrainsTheQueueAndSharesTheLink) {
   EXPECT_GT(s.ratio(), 0.93) << s.a << " " << s.b;
   EXPECT_NEAR(s.a + s.b, 0.95 * 100 * 4096.0 / (4096 + 62 + 42 + 20), 1.5);  // eta of the line
   // The INT stack holds one record per hop: one switch on the path.
-  uint64_t acks = 0;
-  uint64_t records = 0;
-  for (const auto& [k, v] : r.transport_counters) {
-    if (k == "int_acks") acks = v;
-    if (k == "int_records") records = v;
-  }
+  const auto [acks, records] = int_counts(r);
   EXPECT_GT(acks, 9000U);
   EXPECT_EQ(records, acks);
 }
@@ -421,12 +428,7 @@ TEST(HpccScenario, AnAckInTheDataClassCarriesTheDataPathsRecordsOnly) {
   fabsim::Run run(load_scenario_text(text, "h.toml"));
   const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.flows[0].done && r.flows[1].done);
-  uint64_t acks = 0;
-  uint64_t records = 0;
-  for (const auto& [k, v] : r.transport_counters) {
-    if (k == "int_acks") acks = v;
-    if (k == "int_records") records = v;
-  }
+  const auto [acks, records] = int_counts(r);
   EXPECT_GT(acks, 900U);
   EXPECT_EQ(records, acks);
 }
