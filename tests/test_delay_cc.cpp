@@ -112,6 +112,7 @@ TEST(Hpcc, UtilisationAndRateFromTwoInRecords) {
 // ns-3's RdmaQueuePair): a flow's first update a quarter of T after its reference blends
 // 3/4 of it with the sample.
 TEST(Hpcc, TheFirstUpdateBlendsFromTheInitialUtilisation) {
+  EXPECT_EQ(HpccCc(HpccConfig{}, 100_Gbps, 8_us).utilisation(), 1.0);  // the default, ns-3's
   const auto first_u = [](double initial) {
     HpccConfig c;
     c.initial_u = initial;
@@ -422,10 +423,8 @@ TEST(HpccScenario, TwoToOneDrainsTheQueueAndSharesTheLink) {
 // packet's one record (HPCC ns-3 stamps data alone). Until 2026-11-30 it took a second record
 // at the switch's port towards the sender.
 TEST(HpccScenario, AnAckInTheDataClassCarriesTheDataPathsRecordsOnly) {
-  std::string text = two_to_one("hpcc", "2MB");
-  const std::string key = "[transport]\n";
-  text.replace(text.find(key), key.size(), key + "ack_class = \"data\"\n");
-  fabsim::Run run(load_scenario_text(text, "h.toml"));
+  fabsim::Run run(
+      load_scenario_text(two_to_one("hpcc", "2MB"), "h.toml", {"transport.ack_class=data"}));
   const RunResult r = execute_checked(run);
   ASSERT_TRUE(r.flows[0].done && r.flows[1].done);
   const auto [acks, records] = int_counts(r);

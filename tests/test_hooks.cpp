@@ -790,8 +790,10 @@ TEST(IntHook, AnAckPassesWithItsStackUnchanged) {
   EXPECT_EQ(t.sink.arrivals[0].hops[0].rate_mbps, 400000U);
   EXPECT_EQ(t.sink.arrivals[1].int_header.hops, 1);  // the data packet behind it: stamped
   EXPECT_EQ(t.sink.arrivals[1].hops[0].tx_bytes, static_cast<uint64_t>(kFrame));
+  EXPECT_EQ(t.sink.arrivals[0].int_header.overflow, 0);
   EXPECT_EQ(stamp.stamped(), 1U);
   EXPECT_EQ(stamp.full(), 0U);
+  EXPECT_EQ(t.sim.pool().live_blocks(), 0U);
 }
 
 // The VOQ's marking (its own thresholds) and the egress hook's share one rule and one stream:

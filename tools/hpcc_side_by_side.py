@@ -157,21 +157,24 @@ def main():
                     help="flow-size CDF: a shipped name (websearch, fbhdp, ...) or a file; "
                          "default the scenario's web search")
     ap.add_argument("--load", type=float, default=0.3,
-                    help="offered load of the host links, 0 < load < 1 (default 0.3)")
+                    help="offered load of the host links, 0 < load <= 1 (default 0.3)")
     ap.add_argument("--seed", default="1")
     ap.add_argument("--buckets", type=int, default=10)
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
-    if not 0 < args.load < 1:
-        sys.exit(f"--load {args.load}: expected a fraction of the host links' rate, 0 < load < 1")
+    if not 0 < args.load <= 1:
+        sys.exit(f"--load {args.load}: expected a fraction of the host links' rate, 0 < load <= 1")
+    # fabsim reads a relative CDF path from the scenario's folder: a file named here is passed
+    # whole; anything else is one of the shipped names (fabsim says so if it is not).
+    cdf = str(pathlib.Path(args.cdf).resolve()) if pathlib.Path(args.cdf).is_file() else args.cdf
     out = pathlib.Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     hpcc = pathlib.Path(args.hpcc).resolve()
-    (out / "workload.txt").write_text(f"{args.cdf} at {args.load * 100:g} %\n")
+    (out / f"workload-{args.cc}.txt").write_text(f"{args.cdf} at {args.load * 100:g} %\n")
 
     # 1. fabsim
     sets = ["--set", f"workload.duration={args.duration}", "--set", f"transport.cc={args.cc}",
-            "--set", f"workload.cdf={args.cdf}", "--set", f"workload.load={args.load}"]
+            "--set", f"workload.cdf={cdf}", "--set", f"workload.load={args.load}"]
     for kv in FABSIM_SETS[args.cc]:
         sets += ["--set", kv]
     fab_dir = out / f"fabsim-{args.cc}"
@@ -219,8 +222,6 @@ def plot(out):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     files = sorted(out.glob("buckets-*.csv"))
-    label = out / "workload.txt"
-    workload = label.read_text().strip() if label.is_file() else "websearch at 30 %"
     fig, axes = plt.subplots(1, len(files), figsize=(6 * len(files), 4), squeeze=False)
     for ax, f in zip(axes[0], files):
         rows = list(csv.DictReader(f.open()))
@@ -232,7 +233,10 @@ def plot(out):
         ax.set_yscale("log")
         ax.set_xlabel("flow size, largest of the bucket (B)")
         ax.set_ylabel("FCT slowdown")
-        ax.set_title(f.stem.replace("buckets-", "") + f": {workload}, HPCC fat.txt")
+        cc = f.stem.replace("buckets-", "")
+        named = out / f"workload-{cc}.txt"
+        workload = named.read_text().strip() if named.is_file() else "websearch at 30 %"
+        ax.set_title(f"{cc}: {workload}, HPCC fat.txt")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
     fig.tight_layout()

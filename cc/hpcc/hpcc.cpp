@@ -89,8 +89,9 @@ class HpccKind final : public CcKind {
         s.integer("int_header_bytes", c.int_header_bytes, 0, 1024,
                   "INT bytes on every data packet and ACK (HPCC ns-3: 5 hops x 8 B + 2 B)"));
     c.initial_u = s.real("initial_u", c.initial_u, 0.0, 10.0,
-                         "U before the first measurement (HPCC ns-3 RdmaQueuePair: 1; 0 = a new "
-                         "flow reads the path as idle until its samples build U up)");
+                         "U, a fraction of the link's capacity, before the first measurement (HPCC "
+                         "ns-3 RdmaQueuePair: 1; 0 = a new flow reads the path as idle until its "
+                         "samples build U up)");
     if (!s.describing() && c.min_rate > line) s.fail("min_rate", "a rate at most the NIC rate");
     return KindConfig::of(c);
   }
